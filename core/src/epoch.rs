@@ -1,0 +1,96 @@
+//! Reading and writing the epoch setting.
+//!
+//! The epoch is parsed here rather than with PostgreSQL's `timestamptz_in`
+//! because that one reads a zone-less value in the session's `TimeZone`,
+//! which any user may `SET`: two backends could then disagree on the epoch
+//! and issue colliding IDs. A value without an offset is read as UTC.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+
+use crate::Error;
+
+/// The default epoch, 2025-01-01 00:00:00 UTC, in Unix milliseconds.
+pub const DEFAULT_EPOCH_MS: i64 = 1_735_689_600_000;
+
+/// Parses an epoch given as an ISO 8601 timestamp (`2025-01-01 00:00:00+00`,
+/// `2025-01-01T00:00:00.5Z`, `2025-01-01`) or as whole Unix milliseconds
+/// (`1288834974657`). The result is in Unix milliseconds.
+pub fn parse_epoch(text: &str) -> Result<i64, Error> {
+    let s = text.trim();
+    let bad = || Error::EpochSyntax { text: text.to_string() };
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse::<i64>().map_err(|_| bad());
+    }
+    let with_offset = ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%d %H:%M%#z"]
+        .iter()
+        .find_map(|fmt| DateTime::parse_from_str(s, fmt).ok())
+        .map(|dt| dt.with_timezone(&Utc))
+        .or_else(|| DateTime::parse_from_rfc3339(s).ok().map(|dt| dt.with_timezone(&Utc)));
+    let parsed = with_offset
+        .or_else(|| {
+            ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"]
+                .iter()
+                .find_map(|fmt| NaiveDateTime::parse_from_str(s, fmt).ok())
+                .or_else(|| {
+                    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0))
+                })
+                .map(|naive| naive.and_utc())
+        })
+        .ok_or_else(bad)?;
+    if parsed.timestamp_subsec_nanos() % 1_000_000 != 0 {
+        // A fraction of a millisecond cannot be represented in the timestamp field.
+        return Err(bad());
+    }
+    Ok(parsed.timestamp_millis())
+}
+
+/// Formats Unix milliseconds as an ISO 8601 UTC timestamp for messages and
+/// the state file; out-of-range values fall back to the raw number.
+pub fn format_unix_ms(ms: i64) -> String {
+    match DateTime::<Utc>::from_timestamp_millis(ms) {
+        Some(dt) => dt.to_rfc3339_opts(SecondsFormat::Millis, true),
+        None => format!("{ms} ms after 1970"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_epoch_text_matches_constant() {
+        assert_eq!(parse_epoch("2025-01-01 00:00:00+00"), Ok(DEFAULT_EPOCH_MS));
+    }
+
+    #[test]
+    fn accepted_spellings() {
+        let cases = [
+            ("2025-01-01 00:00:00+00:00", DEFAULT_EPOCH_MS),
+            ("2025-01-01T00:00:00Z", DEFAULT_EPOCH_MS),
+            ("2025-01-01 01:00:00+01", DEFAULT_EPOCH_MS),
+            ("2024-12-31 19:00:00-0500", DEFAULT_EPOCH_MS),
+            ("2025-01-01 00:00:00", DEFAULT_EPOCH_MS),
+            ("2025-01-01", DEFAULT_EPOCH_MS),
+            ("  2025-01-01 00:00  ", DEFAULT_EPOCH_MS),
+            ("2010-11-04 01:42:54.657+00", 1_288_834_974_657),
+            ("1288834974657", 1_288_834_974_657),
+            ("1970-01-01 00:00:00+00", 0),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_epoch(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejected_spellings() {
+        for text in ["", "yesterday", "2025-13-01", "2025-01-01 00:00:00.0001+00", "-5", "2025-01-01 25:00"] {
+            assert!(matches!(parse_epoch(text), Err(Error::EpochSyntax { .. })), "{text}");
+        }
+    }
+
+    #[test]
+    fn format_round_trips() {
+        assert_eq!(format_unix_ms(DEFAULT_EPOCH_MS), "2025-01-01T00:00:00.000Z");
+        assert_eq!(parse_epoch(&format_unix_ms(1_288_834_974_657)), Ok(1_288_834_974_657));
+    }
+}

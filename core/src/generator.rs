@@ -1,0 +1,407 @@
+//! The next-ID state machine: given the shared state and one clock reading,
+//! decide the next ID, or what the caller must do first.
+//!
+//! The state is a single counter `tick << sequence_bits | sequence` of the
+//! last ID issued. The next counter is `max(last + 1, now << sequence_bits)`:
+//! a fresh millisecond starts at sequence 0, and an exhausted millisecond
+//! carries into the next tick on its own ("borrowing" it from the future), so
+//! IDs keep flowing from a logical clock that may run ahead of the wall clock.
+//!
+//! It holds no lock and reads no clock: the caller holds the spinlock for the
+//! few instructions of [`GeneratorState::next`] and does anything slow
+//! (reading the clock again, fsync, sleeping) between calls.
+
+use crate::{Error, Layout};
+
+/// Per-call knobs, read from settings that may change on reload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// How far (ms) the logical clock may run ahead of the wall clock before
+    /// callers wait; 0 means never wait. A step back of the wall clock does
+    /// not count towards it (see [`GeneratorState::next`]).
+    pub max_drift_ms: i64,
+    /// How far (ms) past the tick being issued a durable reservation reaches.
+    pub lease_ms: i64,
+}
+
+/// Counters since the generator was started, for the status view.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub issued: u64,
+    /// Milliseconds taken from the future because a millisecond's sequence ran out.
+    pub borrowed_ms: u64,
+    /// Times a caller had to wait for the wall clock because of `max_drift`.
+    pub waits: u64,
+    pub steps_back: u64,
+    pub largest_step_back_ms: i64,
+    /// Durable reservations written.
+    pub leases: u64,
+}
+
+/// The generator's state; `Copy` and `repr(C)` so it can live in shared memory.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeneratorState {
+    /// Counter of the last ID issued (or one below the first allowed one).
+    last: i64,
+    /// Ticks up to this one are durably reserved: the next start begins after it.
+    lease_until: i64,
+    /// Total size of backward clock steps not yet caught up. The reference
+    /// clock `wall + skew` never goes back, so drift is measured against it
+    /// and a step back never looks like a burst that must be waited out.
+    skew: i64,
+    /// Highest reading of the reference clock seen.
+    ref_high: i64,
+    /// One caller has been asked to renew the lease ahead of need.
+    renewing: bool,
+    pub counters: Counters,
+}
+
+/// What the caller must do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Issue the ID for `counter`. If `renew`, this caller should extend the
+    /// lease after releasing the lock, so that nobody ends up waiting for it.
+    Issued { counter: i64, renew: bool },
+    /// The reading is older than one already seen: read the clock again and
+    /// call back with `confirm: Some(seen)`. A second reading that is still
+    /// below `seen` proves the clock went back; one that is not was merely
+    /// taken before another backend's and lost the race for the lock.
+    Recheck { seen: i64 },
+    /// Make ticks up to `through` durable, then call again.
+    NeedLease { through: i64 },
+    /// Wait until the wall clock reaches tick `until`, then call again.
+    Wait { until: i64 },
+}
+
+/// A [`Step`] and the size of a clock step back noticed on the way (0: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub step: Step,
+    pub stepped_back_ms: i64,
+}
+
+impl GeneratorState {
+    /// A generator that issues nothing below tick `floor` (what the durable
+    /// state says was reserved, plus one), with ticks up to `lease_until`
+    /// already reserved. If the wall clock is behind `floor` (it was stepped
+    /// back while the server was down), the gap starts out as skew, so that
+    /// `max_drift` does not stall inserts until the clock catches up.
+    pub fn resume(layout: &Layout, floor: i64, lease_until: i64, now: i64) -> GeneratorState {
+        let floor = floor.max(0);
+        let skew = (floor - now).max(0);
+        GeneratorState {
+            last: (floor << layout.sequence_bits()) - 1,
+            lease_until,
+            skew,
+            ref_high: now.saturating_add(skew),
+            renewing: false,
+            counters: Counters::default(),
+        }
+    }
+
+    /// One transition; see [`Step`] for what each answer asks of the caller.
+    /// `now` is the wall clock in ticks (ms since the layout's epoch).
+    pub fn next(&mut self, layout: &Layout, now: i64, policy: Policy, confirm: Option<i64>) -> Result<Decision, Error> {
+        let s = layout.sequence_bits();
+        let mut stepped_back_ms = 0;
+
+        if self.skew > 0 && now > (self.last >> s) {
+            // The wall clock has caught up with the logical one: steps back are paid off.
+            self.skew = 0;
+            self.ref_high = now;
+        }
+        let mut reference = now.saturating_add(self.skew);
+        if reference < self.ref_high {
+            match confirm {
+                None => return Ok(Decision { step: Step::Recheck { seen: self.ref_high }, stepped_back_ms }),
+                Some(seen) if reference < seen => {
+                    stepped_back_ms = seen - reference;
+                    self.counters.steps_back += 1;
+                    self.counters.largest_step_back_ms = self.counters.largest_step_back_ms.max(stepped_back_ms);
+                    self.skew += self.ref_high - reference;
+                }
+                Some(_) => {}
+            }
+            reference = self.ref_high;
+        }
+        self.ref_high = reference;
+
+        let exhausted = Error::Exhausted { last_ms: layout.last_unix_ms() };
+        if now > layout.max_tick() {
+            return Err(exhausted);
+        }
+        let from_wall = now.max(0) << s;
+        let candidate = (self.last + 1).max(from_wall);
+        if candidate > layout.max_counter() {
+            return Err(exhausted);
+        }
+        let tick = candidate >> s;
+
+        if policy.max_drift_ms > 0 && tick - reference > policy.max_drift_ms {
+            self.counters.waits += 1;
+            let until = tick - policy.max_drift_ms - self.skew;
+            return Ok(Decision { step: Step::Wait { until }, stepped_back_ms });
+        }
+        if tick > self.lease_until {
+            return Ok(Decision { step: Step::NeedLease { through: tick }, stepped_back_ms });
+        }
+
+        let renew = !self.renewing && tick > self.lease_until - policy.lease_ms / 2;
+        self.renewing |= renew;
+        if candidate > from_wall && candidate & layout.max_sequence() == 0 {
+            self.counters.borrowed_ms += 1;
+        }
+        self.counters.issued += 1;
+        self.last = candidate;
+        Ok(Decision { step: Step::Issued { counter: candidate, renew }, stepped_back_ms })
+    }
+
+    /// Records that ticks up to `through` are now durable.
+    pub fn extend_lease(&mut self, through: i64) {
+        self.lease_until = self.lease_until.max(through);
+        self.renewing = false;
+        self.counters.leases += 1;
+    }
+
+    /// Lets another caller try the ahead-of-need renewal after this one failed.
+    pub fn abandon_renewal(&mut self) {
+        self.renewing = false;
+    }
+
+    /// Counter of the last ID issued; negative before the first.
+    pub fn last_counter(&self) -> i64 {
+        self.last
+    }
+    pub fn lease_until(&self) -> i64 {
+        self.lease_until
+    }
+    /// How far (ms) the logical clock is ahead of the wall clock reading `now`.
+    pub fn drift(&self, layout: &Layout, now: i64) -> i64 {
+        (self.last >> layout.sequence_bits()) - now
+    }
+}
+
+/// How far past the needed tick a new lease reaches: from the later of the
+/// needed tick and the wall clock, `lease_ms` ahead.
+pub fn lease_target(through: i64, now: i64, lease_ms: i64) -> i64 {
+    through.max(now).saturating_add(lease_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: Policy = Policy { max_drift_ms: 0, lease_ms: 1000 };
+
+    /// A single-threaded driver that plays the caller's part: it rechecks with
+    /// the same reading, grants leases at once, and treats waits as an answer.
+    struct Driver {
+        layout: Layout,
+        state: GeneratorState,
+        policy: Policy,
+        leases: Vec<i64>,
+    }
+
+    impl Driver {
+        fn new(w: i64, s: i64) -> Driver {
+            let layout = Layout::new(w, s, 0).unwrap();
+            Driver { layout, state: GeneratorState::resume(&layout, 0, -1, 0), policy: POLICY, leases: vec![] }
+        }
+
+        /// Returns the counter, or the tick to wait for as an error.
+        fn next(&mut self, now: i64) -> Result<i64, i64> {
+            let mut confirm = None;
+            loop {
+                match self.state.next(&self.layout, now, self.policy, confirm).unwrap().step {
+                    Step::Issued { counter, renew } => {
+                        if renew {
+                            let target = lease_target(counter >> self.layout.sequence_bits(), now, 1000);
+                            self.state.extend_lease(target);
+                        }
+                        return Ok(counter);
+                    }
+                    Step::Recheck { seen } => confirm = Some(seen),
+                    Step::NeedLease { through } => {
+                        self.leases.push(through);
+                        self.state.extend_lease(lease_target(through, now, self.policy.lease_ms));
+                    }
+                    Step::Wait { until } => return Err(until),
+                }
+            }
+        }
+
+        fn split(&self, counter: i64) -> (i64, i64) {
+            (counter >> self.layout.sequence_bits(), counter & self.layout.max_sequence())
+        }
+
+        fn next_split(&mut self, now: i64) -> (i64, i64) {
+            let counter = self.next(now).unwrap();
+            self.split(counter)
+        }
+    }
+
+    #[test]
+    fn fresh_millisecond_starts_at_sequence_zero() {
+        let mut d = Driver::new(10, 12);
+        assert_eq!(d.next_split(5), (5, 0));
+        assert_eq!(d.next_split(5), (5, 1));
+        assert_eq!(d.next_split(9), (9, 0));
+        assert_eq!(d.state.counters.issued, 3);
+        assert_eq!(d.state.counters.borrowed_ms, 0);
+    }
+
+    #[test]
+    fn exhausted_millisecond_borrows_the_next() {
+        let mut d = Driver::new(0, 2); // 4 IDs per ms
+        let got: Vec<_> = (0..10).map(|_| d.next_split(100)).collect();
+        assert_eq!(got[3], (100, 3));
+        assert_eq!(got[4], (101, 0));
+        assert_eq!(got[9], (102, 1));
+        assert_eq!(d.state.counters.borrowed_ms, 2);
+        assert_eq!(d.state.drift(&d.layout, 100), 2);
+        // The wall clock overtakes the borrowed ticks: back to wall time.
+        assert_eq!(d.next_split(105), (105, 0));
+    }
+
+    #[test]
+    fn zero_sequence_bits_borrow_every_id() {
+        let mut d = Driver::new(5, 0);
+        let got: Vec<_> = (0..3).map(|_| d.next(7).unwrap()).collect();
+        assert_eq!(got, vec![7, 8, 9]);
+        assert_eq!(d.state.counters.borrowed_ms, 2);
+    }
+
+    #[test]
+    fn clock_step_back_keeps_increasing_and_is_counted_once() {
+        let mut d = Driver::new(10, 12);
+        let a = d.next(10_000).unwrap();
+        let b = d.next(4_000).unwrap(); // stepped back 6 s
+        let c = d.next(4_001).unwrap();
+        assert!(a < b && b < c);
+        assert_eq!(d.split(b), (10_000, 1));
+        assert_eq!(d.state.counters.steps_back, 1);
+        assert_eq!(d.state.counters.largest_step_back_ms, 6_000);
+        // Once the wall clock passes the logical clock, IDs follow it again.
+        let e = d.next(10_002).unwrap();
+        assert_eq!(d.split(e), (10_002, 0));
+        assert_eq!(d.state.counters.steps_back, 1);
+    }
+
+    #[test]
+    fn a_late_reading_that_lost_the_lock_race_is_not_a_step() {
+        let layout = Layout::new(10, 12, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, 1_000_000, 0);
+        st.next(&layout, 50, POLICY, None).unwrap();
+        // Another backend read 49 before the 50 above, then got the lock.
+        let d = st.next(&layout, 49, POLICY, None).unwrap();
+        assert_eq!(d.step, Step::Recheck { seen: 50 });
+        // Its second reading is 50: no step back.
+        let d = st.next(&layout, 50, POLICY, Some(50)).unwrap();
+        assert!(matches!(d.step, Step::Issued { .. }));
+        assert_eq!((d.stepped_back_ms, st.counters.steps_back), (0, 0));
+        // A second reading of 49 would have proven a step of 1 ms.
+        let d = st.next(&layout, 49, POLICY, Some(50)).unwrap();
+        assert_eq!((d.stepped_back_ms, st.counters.steps_back), (1, 1));
+    }
+
+    #[test]
+    fn lease_is_needed_before_passing_the_mark() {
+        let mut d = Driver::new(10, 12);
+        d.next(100).unwrap();
+        assert_eq!(d.leases, vec![100]);
+        assert_eq!(d.state.lease_until(), 1100);
+        d.next(700).unwrap(); // past half the lease: renewed ahead of need
+        assert_eq!(d.leases, vec![100]);
+        assert_eq!(d.state.lease_until(), 1700);
+        d.next(1_000_000).unwrap();
+        assert_eq!(d.leases, vec![100, 1_000_000]);
+    }
+
+    #[test]
+    fn need_lease_changes_nothing() {
+        let layout = Layout::new(10, 12, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, 10, 0);
+        let before = st;
+        assert_eq!(st.next(&layout, 11, POLICY, None).unwrap().step, Step::NeedLease { through: 11 });
+        assert_eq!(st.last_counter(), before.last_counter());
+        assert_eq!(st.counters, before.counters);
+    }
+
+    #[test]
+    fn only_one_caller_is_asked_to_renew_ahead() {
+        let layout = Layout::new(10, 12, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, 1000, 0);
+        let renews = |st: &mut GeneratorState, now| match st.next(&layout, now, POLICY, None).unwrap().step {
+            Step::Issued { renew, .. } => renew,
+            other => panic!("{other:?}"),
+        };
+        assert!(!renews(&mut st, 100));
+        assert!(renews(&mut st, 600));
+        assert!(!renews(&mut st, 601));
+        st.abandon_renewal();
+        assert!(renews(&mut st, 602));
+    }
+
+    #[test]
+    fn resume_starts_above_the_floor_even_with_the_clock_behind() {
+        let layout = Layout::new(10, 12, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 5_000, 4_999, 1_000);
+        let policy = Policy { max_drift_ms: 10, lease_ms: 1000 };
+        let d = st.next(&layout, 1_000, policy, None).unwrap();
+        assert_eq!(d.step, Step::NeedLease { through: 5_000 });
+        st.extend_lease(6_000);
+        match st.next(&layout, 1_000, policy, None).unwrap().step {
+            Step::Issued { counter, .. } => assert_eq!(counter, 5_000 << 12),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(st.drift(&layout, 1_000), 4_000);
+    }
+
+    #[test]
+    fn max_drift_makes_bursts_wait() {
+        let mut d = Driver::new(0, 1); // 2 IDs per ms
+        d.policy.max_drift_ms = 3;
+        for _ in 0..8 {
+            d.next(10).unwrap(); // ticks 10..=13
+        }
+        assert_eq!(d.next(10), Err(11)); // tick 14 is 4 ahead: wait until the wall reaches 11
+        assert_eq!(d.state.counters.waits, 1);
+        assert_eq!(d.next_split(11), (14, 0));
+    }
+
+    #[test]
+    fn a_step_back_larger_than_max_drift_does_not_stall() {
+        let mut d = Driver::new(0, 1);
+        d.policy.max_drift_ms = 5;
+        d.next(100_000).unwrap();
+        // The clock goes back an hour; IDs keep coming from the logical clock.
+        for i in 0..10 {
+            assert!(d.next(100_000 - 3_600_000 / 100 + i / 2).is_ok());
+        }
+        assert_eq!(d.state.counters.waits, 0);
+        // But a burst still may not run more than 5 ms ahead of real time.
+        let now = 100_000 - 36_000 + 5;
+        let waited = (0..30).map(|_| d.next(now)).find(Result::is_err);
+        assert!(waited.is_some());
+    }
+
+    #[test]
+    fn timestamp_overflow_is_an_error_not_a_wrap() {
+        let layout = Layout::new(22, 0, 0).unwrap();
+        let max = layout.max_tick();
+        let mut st = GeneratorState::resume(&layout, max, i64::MAX, max);
+        assert!(matches!(st.next(&layout, max, POLICY, None).unwrap().step, Step::Issued { .. }));
+        assert!(matches!(st.next(&layout, max, POLICY, None), Err(Error::Exhausted { .. })));
+        assert!(matches!(st.next(&layout, max + 1, POLICY, None), Err(Error::Exhausted { .. })));
+    }
+
+    #[test]
+    fn wall_clock_before_the_epoch_still_issues() {
+        let mut d = Driver::new(10, 12);
+        let a = d.next(-50).unwrap();
+        let b = d.next(-40).unwrap();
+        assert!(a >= 0 && a < b);
+    }
+}

@@ -1,0 +1,15 @@
+//! The part of snowflake_id that needs no PostgreSQL: the ID layout, the
+//! epoch setting, the next-ID state machine and the durable mark's format.
+//! Everything here is plain data and pure functions, unit-tested with
+//! synthetic clocks; the extension crate wraps it in GUCs, shared memory and
+//! SQL functions.
+
+pub mod epoch;
+mod error;
+pub mod generator;
+pub mod layout;
+pub mod state_file;
+
+pub use error::{Error, StoredLayout};
+pub use generator::{Counters, Decision, GeneratorState, Policy, Step};
+pub use layout::{Layout, Parts};
