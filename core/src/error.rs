@@ -9,6 +9,8 @@ pub enum Error {
     /// `worker_bits` or `sequence_bits` outside 0..=22, or their sum above 22
     /// (fewer than 41 timestamp bits last under 70 years).
     LayoutTooWide { worker_bits: i64, sequence_bits: i64 },
+    /// A setting that must be a whole number is not one.
+    NotAnInteger { text: String },
     /// The worker id setting was never given.
     WorkerIdUnset,
     /// The worker id does not fit the worker field.
@@ -49,6 +51,7 @@ impl fmt::Display for Error {
                 f,
                 "worker_bits ({worker_bits}) + sequence_bits ({sequence_bits}) must be at most 22, each between 0 and 22"
             ),
+            Error::NotAnInteger { text } => write!(f, "\"{text}\" is not an integer"),
             Error::WorkerIdUnset => write!(f, "the worker id is not set"),
             Error::WorkerIdOutOfRange { worker_id, max } => {
                 write!(f, "worker id {worker_id} is out of range 0..{max}")

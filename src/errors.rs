@@ -1,0 +1,140 @@
+//! The SQL edge of the core's errors: each becomes an `ereport(ERROR)` with
+//! a SQLSTATE a client can test for and a hint a DBA can act on.
+
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
+use snowflake_id_core::{epoch, Error};
+
+use crate::guc::{self, SettingError};
+
+/// Raises `message` as an ERROR; never returns.
+pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<String>) -> ! {
+    let mut report = ErrorReport::new(code, message, "snowflake_id");
+    if let Some(d) = detail {
+        report = report.set_detail(d);
+    }
+    if let Some(h) = hint {
+        report = report.set_hint(h);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
+const RESTART: &str = "in postgresql.conf and restart the server";
+
+/// An error from a setting in postgresql.conf.
+pub fn raise_setting(e: &SettingError) -> ! {
+    let (code, hint) = match &e.error {
+        Error::WorkerIdUnset => (
+            Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("Set {} to a number unique among the servers that share IDs {RESTART}.", guc::WORKER_ID),
+        ),
+        Error::WorkerIdOutOfRange { max, .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "Set {} between 0 and {max}, or give {} more bits, {RESTART}.",
+                guc::WORKER_ID,
+                guc::WORKER_BITS
+            ),
+        ),
+        Error::LayoutTooWide { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "{} and {} must each be 0..22 with a sum of at most 22 (the default is 10 + 12); fix them {RESTART}.",
+                guc::WORKER_BITS,
+                guc::SEQUENCE_BITS
+            ),
+        ),
+        Error::EpochSyntax { .. } => (
+            Code::ERRCODE_INVALID_DATETIME_FORMAT,
+            format!(
+                "Write {} as '2025-01-01 00:00:00+00' (ISO 8601, UTC unless an offset is given) or as Unix milliseconds, {RESTART}.",
+                guc::EPOCH
+            ),
+        ),
+        Error::NotAnInteger { .. } => {
+            (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("Give {} a whole number {RESTART}.", e.setting))
+        }
+        other => raise_core(other),
+    };
+    raise(
+        code,
+        format!("invalid {} = '{}': {}", e.setting, e.value, e.error),
+        None,
+        Some(hint),
+    )
+}
+
+/// An error from the core that is not tied to one setting.
+pub fn raise_core(e: &Error) -> ! {
+    let message = format!("snowflake_id: {e}");
+    let (code, hint) = match e {
+        Error::EpochInFuture { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            Some(format!("Set {} to an instant in the past {RESTART}, or fix the system clock.", guc::EPOCH)),
+        ),
+        Error::EpochUnreachable { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            Some(format!(
+                "Move {} later or give the timestamp more bits (fewer {} + {}) {RESTART}.",
+                guc::EPOCH,
+                guc::WORKER_BITS,
+                guc::SEQUENCE_BITS
+            )),
+        ),
+        Error::Exhausted { .. } => (
+            Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+            Some(format!("The layout's timestamp field is used up; a later {} gives it new room.", guc::EPOCH)),
+        ),
+        Error::NegativeId { .. } => (Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, None),
+        Error::TimestampOutOfRange { .. } => (Code::ERRCODE_DATETIME_FIELD_OVERFLOW, None),
+        Error::LayoutTooWide { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            Some("worker_bits and sequence_bits must each be 0..22 with a sum of at most 22.".into()),
+        ),
+        Error::LayoutWouldGoBack { stored, .. } => (
+            Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Some(format!(
+                "Restore {} = {}, {} = {}, {} = '{}' {RESTART}. IDs of another layout can only follow once the clock is past the old ones.",
+                guc::WORKER_BITS,
+                stored.worker_bits,
+                guc::SEQUENCE_BITS,
+                stored.sequence_bits,
+                guc::EPOCH,
+                epoch::format_unix_ms(stored.epoch_ms),
+            )),
+        ),
+        Error::StateCorrupt { .. } => (
+            Code::ERRCODE_DATA_CORRUPTED,
+            Some(format!(
+                "The file {} records the highest ID reserved. Restore it from a backup; do not delete it unless you are sure no ID issued before would be repeated.",
+                crate::durable::FILE_NAME
+            )),
+        ),
+        Error::WorkerIdUnset | Error::WorkerIdOutOfRange { .. } | Error::EpochSyntax { .. } | Error::NotAnInteger { .. } => {
+            (Code::ERRCODE_INVALID_PARAMETER_VALUE, None)
+        }
+    };
+    raise(code, message, None, hint)
+}
+
+/// The library was loaded by CREATE EXTENSION or LOAD, not at server start,
+/// so there is no shared generator to draw from.
+pub fn raise_not_preloaded() -> ! {
+    raise(
+        Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        "snowflake_id must be loaded via shared_preload_libraries".into(),
+        Some("The generator lives in shared memory, which is set up only at server start.".into()),
+        Some("Add 'snowflake_id' to shared_preload_libraries in postgresql.conf and restart the server.".into()),
+    )
+}
+
+/// Reading or writing the durable state file failed.
+pub fn raise_io(action: &str, path: &str, e: &std::io::Error) -> ! {
+    raise(
+        Code::ERRCODE_IO_ERROR,
+        format!("snowflake_id: could not {action} \"{path}\": {e}"),
+        Some("No ID is issued past the durable mark until it can be written.".into()),
+        Some("Check the permissions and free space of the data directory.".into()),
+    )
+}

@@ -1,0 +1,145 @@
+//! The `snowflake_id.*` settings.
+//!
+//! The four layout settings are strings that we parse ourselves, not integer
+//! GUCs: PostgreSQL answers a bad value for an extension's integer setting in
+//! `postgresql.conf` with a WARNING in the log and then quietly uses the
+//! default, which for `worker_bits` would mean IDs in the wrong layout. As
+//! strings every value reaches our parser, and a bad one makes
+//! `snowflake_nextval()` fail loudly instead.
+//!
+//! They are `PGC_POSTMASTER`: a layout that changed while the server runs
+//! would break the ordering of IDs and the decoding of stored ones, so they
+//! are read from `postgresql.conf` at start, shown by `SHOW`, and `SET` is
+//! refused for everybody. `max_drift` does not touch the layout and can be
+//! changed with a reload.
+
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use snowflake_id_core::{epoch, Error, Layout};
+
+pub const WORKER_ID: &str = "snowflake_id.worker_id";
+pub const WORKER_BITS: &str = "snowflake_id.worker_bits";
+pub const SEQUENCE_BITS: &str = "snowflake_id.sequence_bits";
+pub const EPOCH: &str = "snowflake_id.epoch";
+
+static WORKER_ID_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static WORKER_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"10"));
+static SEQUENCE_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"12"));
+static EPOCH_SETTING: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
+static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(0);
+
+pub fn register() {
+    let string = |name: &'static CStr, short: &'static CStr, long: &'static CStr, setting| {
+        GucRegistry::define_string_guc(name, short, long, setting, GucContext::Postmaster, GucFlags::default())
+    };
+    string(
+        c"snowflake_id.worker_id",
+        c"This server's worker id, unique among the servers that share IDs.",
+        c"An integer from 0 to 2^worker_bits - 1. No default: snowflake_nextval() refuses to run until it is set.",
+        &WORKER_ID_SETTING,
+    );
+    string(
+        c"snowflake_id.worker_bits",
+        c"Bits of each ID that hold the worker id.",
+        c"An integer from 0 to 22; worker_bits + sequence_bits must be at most 22.",
+        &WORKER_BITS_SETTING,
+    );
+    string(
+        c"snowflake_id.sequence_bits",
+        c"Bits of each ID that count IDs within one millisecond.",
+        c"An integer from 0 to 22; 2^sequence_bits IDs per millisecond before the next millisecond is borrowed.",
+        &SEQUENCE_BITS_SETTING,
+    );
+    string(
+        c"snowflake_id.epoch",
+        c"The instant that timestamp 0 of an ID stands for.",
+        c"ISO 8601 (UTC unless an offset is given), or Unix milliseconds. Must not be in the future.",
+        &EPOCH_SETTING,
+    );
+    GucRegistry::define_int_guc(
+        c"snowflake_id.max_drift",
+        c"How far bursts may push the logical clock ahead of the wall clock before callers wait.",
+        c"0 means never wait. Clock steps backwards do not count towards it.",
+        &MAX_DRIFT_SETTING,
+        0,
+        i32::MAX,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+}
+
+/// A setting that could not be used, with the setting's name and value for
+/// the message.
+#[derive(Debug, Clone)]
+pub struct SettingError {
+    pub error: Error,
+    pub setting: &'static str,
+    pub value: String,
+}
+
+/// The layout settings as this backend read them once: they cannot change
+/// while the server runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub layout: Result<Layout, SettingError>,
+    pub worker_id: Result<i64, SettingError>,
+}
+
+fn text(setting: &GucSetting<Option<CString>>) -> Option<String> {
+    setting.get().map(|s| s.to_string_lossy().into_owned())
+}
+
+fn integer(name: &'static str, value: Option<String>) -> Result<Option<i64>, SettingError> {
+    match value.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => v.parse::<i64>().map(Some).map_err(|_| SettingError {
+            error: Error::NotAnInteger { text: v.to_string() },
+            setting: name,
+            value: v.to_string(),
+        }),
+    }
+}
+
+impl Settings {
+    fn read() -> Settings {
+        let layout = (|| {
+            let wb = text(&WORKER_BITS_SETTING);
+            let sb = text(&SEQUENCE_BITS_SETTING);
+            let worker_bits = integer(WORKER_BITS, wb.clone())?.unwrap_or(-1);
+            let sequence_bits = integer(SEQUENCE_BITS, sb.clone())?.unwrap_or(-1);
+            let epoch_text = text(&EPOCH_SETTING).unwrap_or_default();
+            let epoch_ms = epoch::parse_epoch(&epoch_text)
+                .map_err(|error| SettingError { error, setting: EPOCH, value: epoch_text })?;
+            Layout::new(worker_bits, sequence_bits, epoch_ms).map_err(|error| SettingError {
+                error,
+                setting: WORKER_BITS,
+                value: format!("{}, {SEQUENCE_BITS} = {}", wb.unwrap_or_default(), sb.unwrap_or_default()),
+            })
+        })();
+        let worker_id = (|| {
+            let raw = text(&WORKER_ID_SETTING);
+            let id = integer(WORKER_ID, raw.clone())?;
+            match &layout {
+                Ok(l) => l.check_worker(id),
+                Err(_) => id.ok_or(Error::WorkerIdUnset),
+            }
+            .map_err(|error| SettingError { error, setting: WORKER_ID, value: raw.unwrap_or_default() })
+        })();
+        Settings { layout, worker_id }
+    }
+
+    /// This backend's reading of the settings. Read once: they are fixed
+    /// from server start, and parsing the epoch on every call would cost.
+    pub fn get() -> &'static Settings {
+        static SETTINGS: OnceLock<Settings> = OnceLock::new();
+        SETTINGS.get_or_init(Settings::read)
+    }
+}
+
+/// Read on every call: it may change on reload.
+pub fn max_drift_ms() -> i64 {
+    MAX_DRIFT_SETTING.get().into()
+}

@@ -1,0 +1,136 @@
+//! snowflake_id: the PostgreSQL side. The layout math and the next-ID state
+//! machine live in the `snowflake_id_core` crate; this crate only binds them
+//! to settings (`guc`), shared memory (`shmem`), the durable mark in the data
+//! directory (`durable`), the per-call driver (`nextval`) and SQL (`api`,
+//! `status`), turning core errors into SQLSTATEs (`errors`).
+
+use pgrx::prelude::*;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+mod api;
+mod durable;
+mod errors;
+mod guc;
+mod nextval;
+mod shmem;
+mod status;
+
+::pgrx::pg_module_magic!();
+
+extension_sql_file!("../sql/types.sql", name = "types", bootstrap);
+extension_sql_file!("../sql/status_view.sql", name = "status_view", finalize);
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    guc::register();
+    shmem::init();
+    if shmem::preloaded() {
+        warn_about_settings();
+    }
+}
+
+/// Bad settings do not stop the server (that would take every database down
+/// for a key generator); they are logged at start, and `snowflake_nextval()`
+/// refuses to issue IDs with the same message until they are fixed.
+fn warn_about_settings() {
+    let settings = guc::Settings::get();
+    let problem = match (&settings.layout, &settings.worker_id) {
+        (Err(e), _) | (_, Err(e)) => Some(format!("invalid {} = '{}': {}", e.setting, e.value, e.error)),
+        (Ok(layout), Ok(_)) => layout.check_clock(nextval::now_unix_ms()).err().map(|e| e.to_string()),
+    };
+    if let Some(problem) = problem {
+        ereport!(
+            PgLogLevel::WARNING,
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("snowflake_id: {problem}"),
+            "snowflake_nextval() will refuse to issue IDs until this is fixed in postgresql.conf and the server restarted."
+        );
+    }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    fn one<T: pgrx::IntoDatum + pgrx::FromDatum>(sql: &str) -> T {
+        Spi::get_one::<T>(sql).expect("query failed").expect("query returned NULL")
+    }
+
+    #[pg_test]
+    fn nextval_increases_and_decodes_to_this_worker_and_now() {
+        assert!(one::<bool>(
+            "SELECT bool_and(id > prev) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+               FROM (SELECT n, snowflake_nextval() AS id FROM generate_series(1, 20000) n) s) t
+             WHERE prev IS NOT NULL"
+        ));
+        assert_eq!(one::<i32>("SELECT (snowflake_decode(snowflake_nextval())).worker_id"), 42);
+        assert!(one::<bool>(
+            "SELECT abs(extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp())) < 5"
+        ));
+    }
+
+    /// Discord's documented example ID and its documented breakdown:
+    /// https://discord.com/developers/docs/reference#snowflakes
+    #[pg_test]
+    fn decodes_discords_documented_id() {
+        let row = one::<String>(
+            "SELECT format('%s|%s|%s', (d).ts AT TIME ZONE 'UTC', (d).worker_id, (d).sequence)
+               FROM (SELECT snowflake_decode(175928847299117063, '2015-01-01 00:00:00+00', 10, 12) AS d) s",
+        );
+        assert_eq!(row, "2016-04-30 11:18:25.796|32|7");
+    }
+
+    #[pg_test]
+    fn from_timestamp_bounds_ids_by_time() {
+        assert_eq!(one::<i64>("SELECT snowflake_from_timestamp('2025-01-01 00:00:00+00')"), 0);
+        assert_eq!(one::<i64>("SELECT snowflake_from_timestamp('2025-01-01 00:00:00.001+00')"), 1 << 22);
+        assert_eq!(one::<i64>("SELECT snowflake_from_timestamp('1999-01-01')"), 0);
+        assert!(one::<bool>(
+            "SELECT snowflake_from_timestamp(now() - interval '1 second') <= id
+                AND id < snowflake_from_timestamp(clock_timestamp() + interval '1 second')
+               FROM (SELECT snowflake_nextval() AS id) s"
+        ));
+        assert!(one::<bool>(
+            "SELECT snowflake_from_timestamp((snowflake_decode(id)).ts) <= id FROM (SELECT snowflake_nextval() AS id) s"
+        ));
+    }
+
+    #[pg_test]
+    fn decode_null_is_null() {
+        assert_eq!(Spi::get_one::<bool>("SELECT snowflake_decode(NULL) IS NULL").unwrap(), Some(true));
+    }
+
+    #[pg_test(error = "snowflake_id: snowflake ID -1 is negative")]
+    fn decode_negative_is_an_error() {
+        Spi::run("SELECT snowflake_decode(-1)").unwrap();
+    }
+
+    #[pg_test(error = "snowflake_id: worker_bits (20) + sequence_bits (12) must be at most 22, each between 0 and 22")]
+    fn decode_with_impossible_layout_is_an_error() {
+        Spi::run("SELECT snowflake_decode(1, now(), 20, 12)").unwrap();
+    }
+
+    #[pg_test(error = "parameter \"snowflake_id.worker_id\" cannot be changed without restarting the server")]
+    fn worker_id_cannot_be_set() {
+        Spi::run("SET snowflake_id.worker_id = '7'").unwrap();
+    }
+
+    #[pg_test]
+    fn status_counts_issued_ids() {
+        Spi::run("SELECT snowflake_nextval() FROM generate_series(1, 10)").unwrap();
+        assert!(one::<i64>("SELECT ids_issued FROM snowflake_id_status") >= 10);
+        assert_eq!(one::<i64>("SELECT worker_id FROM snowflake_id_status"), 42);
+        assert!(one::<bool>("SELECT last_id IS NOT NULL AND durable_mark >= logical_clock FROM snowflake_id_status"));
+    }
+}
+
+/// Settings for `cargo pgrx test`: the generator needs preloading and a worker id.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = '42'"]
+    }
+}

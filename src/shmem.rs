@@ -1,0 +1,66 @@
+//! The generator's home in shared memory.
+//!
+//! A `PgSpinLock` (PostgreSQL's `slock_t`) guards the generator state rather
+//! than one compare-and-swap word: the state is several words (the counter,
+//! the durable mark, the clock-step bookkeeping and the counters the status
+//! view shows) that must change together, and the critical section is a
+//! handful of arithmetic instructions with no clock read, no I/O and no
+//! allocation, which is what a spinlock is for. Anything slow (making the
+//! mark durable, starting the generator) is serialised by an LWLock, which
+//! sleeps instead of spinning.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pgrx::prelude::*;
+use pgrx::spinlock::{PgSpinLock, PgSpinLockGuard};
+use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
+use snowflake_id_core::GeneratorState;
+
+/// The shared generator; `generator` is `None` until the first call after
+/// server start has read the durable mark.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Shared {
+    pub generator: Option<GeneratorState>,
+    /// Wall clock (Unix ms) when the generator started, for the status view.
+    pub started_unix_ms: i64,
+}
+
+// SAFETY: plain old data with no pointers.
+unsafe impl PGRXSharedMemory for Shared {}
+
+static SHARED: PgAtomic<PgSpinLock<Shared>> = unsafe { PgAtomic::new(c"snowflake_id_generator") };
+
+/// Held while the generator starts and while the durable mark is written.
+/// Its data is unused: the lock itself is the point.
+static STATE_IO: PgLwLock<()> = unsafe { PgLwLock::new(c"snowflake_id_state_io") };
+
+/// Set in the postmaster by `_PG_init` when loaded through
+/// `shared_preload_libraries`; every backend inherits it by fork.
+static PRELOADED: AtomicBool = AtomicBool::new(false);
+
+/// Called from `_PG_init`: requests the shared memory, but only when
+/// PostgreSQL is loading preload libraries, the only time it can be had.
+pub fn init() {
+    // SAFETY: read-only flag that PostgreSQL sets around preload-library loading.
+    if unsafe { !pg_sys::process_shared_preload_libraries_in_progress } {
+        return;
+    }
+    pg_shmem_init!(SHARED = PgSpinLock::new(Shared { generator: None, started_unix_ms: 0 }));
+    pg_shmem_init!(STATE_IO);
+    PRELOADED.store(true, Ordering::Relaxed);
+}
+
+pub fn preloaded() -> bool {
+    PRELOADED.load(Ordering::Relaxed)
+}
+
+/// The spinlock-guarded state. Keep the guard for a few instructions only.
+pub fn lock() -> PgSpinLockGuard<'static, Shared> {
+    SHARED.get().lock()
+}
+
+/// Serialises the slow paths; see [`STATE_IO`].
+pub fn state_io() -> pgrx::lwlock::PgLwLockExclusiveGuard<'static, ()> {
+    STATE_IO.exclusive()
+}
