@@ -31,9 +31,14 @@ static EPOCH_SETTING: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
 static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(0);
 
-pub fn register() {
+/// Defines the settings. PostgreSQL allows `PGC_POSTMASTER` settings only
+/// while preload libraries load (later it is a FATAL error), so a library
+/// loaded by `CREATE EXTENSION` alone defines them as `PGC_SIGHUP`: still
+/// closed to `SET`, and used only for decoding since there is no generator.
+pub fn register(preloaded: bool) {
     let string = |name: &'static CStr, short: &'static CStr, long: &'static CStr, setting| {
-        GucRegistry::define_string_guc(name, short, long, setting, GucContext::Postmaster, GucFlags::default())
+        let context = if preloaded { GucContext::Postmaster } else { GucContext::Sighup };
+        GucRegistry::define_string_guc(name, short, long, setting, context, GucFlags::default())
     };
     string(
         c"snowflake_id.worker_id",

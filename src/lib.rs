@@ -22,8 +22,8 @@ extension_sql_file!("../sql/status_view.sql", name = "status_view", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    guc::register();
     shmem::init();
+    guc::register(shmem::preloaded());
     if shmem::preloaded() {
         warn_about_settings();
     }

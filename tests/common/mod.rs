@@ -1,0 +1,321 @@
+//! Throwaway PostgreSQL 15 clusters for the integration tests.
+//!
+//! Each cluster has its own data directory and socket directory under a
+//! temporary directory, runs as the `postgres` user (PostgreSQL refuses
+//! root), listens on no TCP address, and is stopped when the `Cluster` is
+//! dropped, which also happens when a test panics. The extension must be
+//! installed in the system PostgreSQL first (`scripts/test.sh` does it).
+
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use postgres::{Client, NoTls};
+
+pub const BIN: &str = "/usr/lib/postgresql/15/bin";
+pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    pub port: u16,
+    /// Extra environment for the server process (libfaketime).
+    env: Vec<(String, String)>,
+    running: bool,
+}
+
+fn run_as_postgres(args: &[&str], env: &[(String, String)]) -> Output {
+    let mut cmd = Command::new("runuser");
+    cmd.args(["-u", "postgres", "--", "env"]);
+    for (k, v) in env {
+        cmd.arg(format!("{k}={v}"));
+    }
+    cmd.args(args);
+    cmd.output().expect("runuser failed to start")
+}
+
+fn check(what: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+impl Cluster {
+    /// initdb a new cluster with `conf` appended to postgresql.conf. Not started.
+    pub fn init(conf: &[&str]) -> Cluster {
+        let dir = tempfile::Builder::new().prefix("snowflake_id_test.").tempdir().expect("tempdir");
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
+        let port = 56000 + (std::process::id() % 1000) as u16 * 3 + NEXT_PORT.fetch_add(1, Ordering::Relaxed);
+        let c = Cluster { dir, port, env: vec![], running: false };
+        check(
+            "initdb",
+            run_as_postgres(
+                &[&format!("{BIN}/initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
+                &[],
+            ),
+        );
+        let socket = c.dir.path().display().to_string();
+        let mut lines = vec![
+            format!("port = {port}"),
+            format!("unix_socket_directories = '{socket}'"),
+            "listen_addresses = ''".into(),
+            "fsync = on".into(),
+            "max_connections = 40".into(),
+            "shared_buffers = 32MB".into(),
+        ];
+        lines.extend(conf.iter().map(|s| s.to_string()));
+        c.append_conf(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        c
+    }
+
+    /// The usual test cluster: preloaded, worker 1, started, extension created.
+    pub fn preloaded(conf: &[&str]) -> Cluster {
+        let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
+        lines.extend_from_slice(conf);
+        let mut c = Cluster::init(&lines);
+        c.start();
+        c.sql("CREATE EXTENSION snowflake_id");
+        c
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    pub fn socket_dir(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("server.log")
+    }
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// Later lines win in postgresql.conf, so appending is enough to change a setting.
+    pub fn append_conf(&self, lines: &[&str]) {
+        let path = self.data().join("postgresql.conf");
+        let mut text = fs::read_to_string(&path).expect("read postgresql.conf");
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        fs::write(&path, text).expect("write postgresql.conf");
+    }
+
+    /// Environment for the server from the next start on.
+    pub fn set_env(&mut self, env: &[(&str, &str)]) {
+        self.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    }
+
+    pub fn start(&mut self) {
+        let out = run_as_postgres(
+            &[
+                &format!("{BIN}/pg_ctl"),
+                "-D",
+                self.data().to_str().unwrap(),
+                "-l",
+                self.log_path().to_str().unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            &self.env,
+        );
+        if !out.status.success() {
+            panic!("pg_ctl start failed: {}\n--- server log ---\n{}", String::from_utf8_lossy(&out.stderr), self.log());
+        }
+        self.running = true;
+    }
+
+    pub fn stop(&mut self) {
+        if self.running {
+            let data = self.data();
+            let out = run_as_postgres(&[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"], &[]);
+            check("pg_ctl stop", out);
+            self.running = false;
+        }
+    }
+
+    pub fn restart(&mut self) {
+        self.stop();
+        self.start();
+    }
+
+    pub fn postmaster_pid(&self) -> i32 {
+        let pidfile = fs::read_to_string(self.data().join("postmaster.pid")).expect("postmaster.pid");
+        pidfile.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid in postmaster.pid")
+    }
+
+    /// `kill -9` the postmaster, then wait until it and its children are
+    /// gone (a zombie postmaster keeps the lock file busy for a moment).
+    pub fn crash(&mut self) {
+        let pid = self.postmaster_pid();
+        let children = Command::new("pgrep").args(["-P", &pid.to_string()]).output().expect("pgrep");
+        let children: Vec<i32> =
+            String::from_utf8_lossy(&children.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect();
+        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let alive = |p: i32| Path::new(&format!("/proc/{p}")).exists() && !is_zombie(p);
+        while alive(pid) || children.iter().any(|c| alive(*c)) || Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(Instant::now() < deadline, "postmaster {pid} did not go away after kill -9");
+            thread::sleep(Duration::from_millis(100));
+        }
+        // The children notice the postmaster's death on their own and exit.
+        while children.iter().any(|c| Path::new(&format!("/proc/{c}")).exists()) {
+            assert!(Instant::now() < deadline, "backends of {pid} did not exit");
+            thread::sleep(Duration::from_millis(100));
+        }
+        self.running = false;
+    }
+
+    pub fn config(&self) -> postgres::Config {
+        let mut cfg = postgres::Config::new();
+        cfg.host_path(self.socket_dir()).port(self.port).user("postgres").dbname("postgres");
+        cfg
+    }
+
+    pub fn connect(&self) -> Client {
+        self.config().connect(NoTls).unwrap_or_else(|e| panic!("connect: {e}\n--- server log ---\n{}", self.log()))
+    }
+
+    /// A connection whose NOTICEs and WARNINGs are collected in the returned list.
+    pub fn connect_collecting_notices(&self) -> (Client, Arc<Mutex<Vec<String>>>) {
+        let notices = Arc::new(Mutex::new(Vec::new()));
+        let sink = notices.clone();
+        let mut cfg = self.config();
+        cfg.notice_callback(move |n| sink.lock().push(format!("{}: {}", n.severity(), n.message())));
+        (cfg.connect(NoTls).expect("connect"), notices)
+    }
+
+    pub fn sql(&self, sql: &str) {
+        self.connect().batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e)));
+    }
+
+    pub fn query_i64(&self, sql: &str) -> i64 {
+        self.connect().query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0)
+    }
+
+    /// The error a statement fails with: SQLSTATE, message and hint.
+    pub fn sql_error(&self, sql: &str) -> DbError {
+        sql_error(&mut self.connect(), sql)
+    }
+}
+
+/// The server's own words for an error, not just "db error".
+pub fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} {}: {} (hint: {:?})", db.severity(), db.code().code(), db.message(), db.hint()),
+        None => e.to_string(),
+    }
+}
+
+fn is_zombie(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit(')').next().map(|rest| rest.trim_start().starts_with('Z')).unwrap_or(false))
+        .unwrap_or(false)
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if self.running {
+            let data = self.data();
+            let _ = run_as_postgres(&[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct DbError {
+    pub code: String,
+    pub message: String,
+    pub hint: String,
+}
+
+pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
+    match client.batch_execute(sql) {
+        Ok(()) => panic!("expected an error from {sql}"),
+        Err(e) => {
+            let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: not a database error: {e}"));
+            DbError {
+                code: db.code().code().to_string(),
+                message: db.message().to_string(),
+                hint: db.hint().unwrap_or_default().to_string(),
+            }
+        }
+    }
+}
+
+/// Draws `n` IDs in one statement on `client`, in the order they were made.
+pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
+    client
+        .query("SELECT snowflake_nextval() FROM generate_series(1, $1::bigint)", &[&n])
+        .expect("draw")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+pub fn assert_strictly_increasing(ids: &[i64], what: &str) {
+    if let Some(w) = ids.windows(2).position(|w| w[0] >= w[1]) {
+        panic!("{what}: IDs not strictly increasing at {w}: {} then {}", ids[w], ids[w + 1]);
+    }
+}
+
+/// Panics on the first ID seen twice across all of `groups`.
+pub fn assert_no_duplicates<'a>(groups: impl IntoIterator<Item = &'a Vec<i64>>) -> usize {
+    let mut seen = HashSet::new();
+    for ids in groups {
+        for id in ids {
+            assert!(seen.insert(*id), "duplicate ID {id}");
+        }
+    }
+    seen.len()
+}
+
+/// A libfaketime offset file the server reads on every clock call, so a
+/// test can step the server's clock while it runs without touching the
+/// machine's clock.
+pub struct FakeClock {
+    path: PathBuf,
+}
+
+impl FakeClock {
+    pub fn new(cluster: &Cluster, offset: &str) -> FakeClock {
+        let fc = FakeClock { path: cluster.socket_dir().join("faketime.rc") };
+        fc.set(offset);
+        fc
+    }
+
+    /// An offset as libfaketime reads it: "+0", "-1h", "-30s"...
+    pub fn set(&self, offset: &str) {
+        let tmp = self.path.with_extension("tmp");
+        fs::write(&tmp, format!("{offset}\n")).expect("write faketime file");
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o644)).expect("chmod");
+        fs::rename(&tmp, &self.path).expect("rename faketime file");
+    }
+
+    /// The environment that makes a server follow this file.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LD_PRELOAD", LIBFAKETIME.to_string()),
+            ("FAKETIME_TIMESTAMP_FILE", self.path.display().to_string()),
+            ("FAKETIME_NO_CACHE", "1".to_string()),
+            ("FAKETIME_DONT_RESET", "1".to_string()),
+        ]
+    }
+}

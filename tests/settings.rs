@@ -1,0 +1,151 @@
+//! What each kind of misconfiguration and bad input gets, on real servers:
+//! the mission's bad-input table, row by row.
+
+mod common;
+
+use common::{Cluster, DbError};
+
+fn assert_error(e: &DbError, code: &str, message_part: &str, hint_part: &str) {
+    assert_eq!(e.code, code, "{e:?}");
+    assert!(e.message.contains(message_part), "message {:?} lacks {message_part:?}", e.message);
+    assert!(e.hint.contains(hint_part), "hint {:?} lacks {hint_part:?}", e.hint);
+}
+
+/// A preloaded server whose settings are wrong: it starts, CREATE EXTENSION
+/// works, and snowflake_nextval() refuses with the given error.
+fn refuses(conf: &[&str], code: &str, message_part: &str, hint_part: &str) -> Cluster {
+    let cluster = Cluster::preloaded(conf);
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_error(&e, code, message_part, hint_part);
+    // The log said so at start, before anyone asked for an ID.
+    assert!(cluster.log().contains("snowflake_nextval() will refuse"), "no start-up warning in:\n{}", cluster.log());
+    cluster
+}
+
+#[test]
+fn not_preloaded_creates_but_refuses_with_a_hint() {
+    let mut cluster = Cluster::init(&["snowflake_id.worker_id = 1"]);
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_error(&e, "55000", "shared_preload_libraries", "shared_preload_libraries");
+    // Decoding needs no generator and still works.
+    assert_eq!(cluster.query_i64("SELECT (snowflake_decode(4194304)).sequence::bigint"), 0);
+}
+
+#[test]
+fn worker_id_unset() {
+    refuses(&[], "55000", "snowflake_id.worker_id", "Set snowflake_id.worker_id");
+}
+
+#[test]
+fn worker_id_out_of_range_for_worker_bits() {
+    refuses(&["snowflake_id.worker_bits = 4", "snowflake_id.worker_id = 16"], "22023", "out of range 0..15", "between 0 and 15");
+    refuses(&["snowflake_id.worker_id = -3"], "22023", "-3", "between 0 and 1023");
+}
+
+#[test]
+fn worker_id_not_a_number() {
+    refuses(&["snowflake_id.worker_id = 'seven'"], "22023", "\"seven\" is not an integer", "whole number");
+}
+
+#[test]
+fn bits_too_wide() {
+    let c = refuses(
+        &["snowflake_id.worker_id = 1", "snowflake_id.worker_bits = 12", "snowflake_id.sequence_bits = 12"],
+        "22023",
+        "must be at most 22",
+        "sum of at most 22",
+    );
+    // The server itself is fine.
+    assert_eq!(c.query_i64("SELECT 1::bigint"), 1);
+}
+
+#[test]
+fn epoch_in_the_future() {
+    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = '2999-01-01 00:00:00+00'"], "22023", "in the future", "in the past");
+}
+
+#[test]
+fn epoch_the_timestamp_bits_cannot_reach_past_today() {
+    // 22 node bits leave 41 timestamp bits, about 69.7 years: 1950 ran out in 2019.
+    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = '1950-01-01'"], "22023", "too far in the past", "Move snowflake_id.epoch later");
+}
+
+#[test]
+fn epoch_that_is_not_a_timestamp() {
+    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = 'last tuesday'"], "22007", "is not a timestamp", "ISO 8601");
+}
+
+#[test]
+fn ordinary_user_cannot_change_settings() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    cluster.sql("CREATE ROLE app LOGIN");
+    let mut cfg = cluster.config();
+    cfg.user("app");
+    let mut app = cfg.connect(postgres::NoTls).unwrap();
+    for setting in ["worker_id", "worker_bits", "sequence_bits", "epoch"] {
+        let e = common::sql_error(&mut app, &format!("SET snowflake_id.{setting} = '3'"));
+        assert_eq!(e.code, "55P02", "{setting}: {e:?}");
+        let e = common::sql_error(&mut app, &format!("SET snowflake_id.{setting} = DEFAULT"));
+        assert_eq!(e.code, "55P02", "{setting}: {e:?}");
+        // But anybody can read them.
+        app.query_one(&format!("SHOW snowflake_id.{setting}"), &[]).unwrap();
+    }
+    let e = common::sql_error(&mut app, "SET snowflake_id.max_drift = '5ms'");
+    assert_eq!(e.code, "55P02", "{e:?}");
+    let shown: String = app.query_one("SHOW snowflake_id.worker_id", &[]).unwrap().get(0);
+    assert_eq!(shown, "1");
+    // And the app role can draw IDs.
+    app.query_one("SELECT snowflake_nextval()", &[]).unwrap();
+}
+
+#[test]
+fn decode_null_and_negative() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    let row = client
+        .query_one("SELECT snowflake_decode(NULL) IS NULL, snowflake_decode(NULL, now(), 10, 12) IS NULL", &[])
+        .unwrap();
+    assert!(row.get::<_, bool>(0) && row.get::<_, bool>(1));
+    let e = common::sql_error(&mut client, "SELECT snowflake_decode(-42)");
+    assert_error(&e, "22003", "-42 is negative", "");
+    let e = common::sql_error(&mut client, "SELECT snowflake_decode(1, now(), 13, 10)");
+    assert_error(&e, "22023", "must be at most 22", "at most 22");
+    let e = common::sql_error(&mut client, "SELECT snowflake_from_timestamp('3000-01-01')");
+    assert_error(&e, "22008", "past the last one this layout can encode", "");
+}
+
+/// 6 worker bits + 6 sequence bits with a recent epoch: IDs stay below
+/// 2^53, so JavaScript numbers hold them exactly.
+#[test]
+fn js_safe_layout_issues_ids_below_2_pow_53_that_decode_back() {
+    let cluster = Cluster::preloaded(&[
+        "snowflake_id.worker_id = 63",
+        "snowflake_id.worker_bits = 6",
+        "snowflake_id.sequence_bits = 6",
+        "snowflake_id.epoch = '2025-06-01T00:00:00Z'",
+    ]);
+    let mut client = cluster.connect();
+    let row = client
+        .query_one(
+            "SELECT max(id) < 2^53, count(DISTINCT id), bool_and((snowflake_decode(id)).worker_id = 63),
+                    bool_and((snowflake_decode(id)).sequence < 64),
+                    bool_and(snowflake_decode(id) = snowflake_decode(id, '2025-06-01T00:00:00Z', 6, 6)),
+                    bool_and(abs(extract(epoch FROM (snowflake_decode(id)).ts - clock_timestamp())) < 60),
+                    min(id) > 0
+               FROM (SELECT snowflake_nextval() AS id FROM generate_series(1, 50000)) s",
+            &[],
+        )
+        .unwrap();
+    assert!(row.get::<_, bool>(0), "an ID reached 2^53");
+    assert_eq!(row.get::<_, i64>(1), 50_000);
+    for i in 2..=6 {
+        assert!(row.get::<_, bool>(i), "column {i}");
+    }
+    let (wb, sb): (i32, i32) = {
+        let r = client.query_one("SELECT worker_bits, sequence_bits FROM snowflake_id_status", &[]).unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((wb, sb), (6, 6));
+}
