@@ -117,8 +117,8 @@ impl Cluster {
     }
 
     /// Environment for the server from the next start on.
-    pub fn set_env(&mut self, env: &[(&str, &str)]) {
-        self.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    pub fn set_env(&mut self, env: Vec<(&str, String)>) {
+        self.env = env.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     }
 
     pub fn start(&mut self) {
@@ -315,7 +315,8 @@ impl FakeClock {
             ("LD_PRELOAD", LIBFAKETIME.to_string()),
             ("FAKETIME_TIMESTAMP_FILE", self.path.display().to_string()),
             ("FAKETIME_NO_CACHE", "1".to_string()),
-            ("FAKETIME_DONT_RESET", "1".to_string()),
+            // Only the wall clock steps; PostgreSQL's timeouts keep real time.
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_string()),
         ]
     }
 }

@@ -1,0 +1,268 @@
+//! Never a repeated or smaller ID: across restarts, crashes, clock steps
+//! (libfaketime, never the machine's clock), bursts and layout changes.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+
+fn status_i64(cluster: &Cluster, column: &str) -> i64 {
+    cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
+}
+
+fn assert_all_after(before: &[i64], after: &[i64], what: &str) {
+    let max_before = before.iter().max().expect("IDs before");
+    let min_after = after.iter().min().expect("IDs after");
+    assert!(min_after > max_before, "{what}: new ID {min_after} is not above old ID {max_before}");
+}
+
+#[test]
+fn restart_continues_above_every_earlier_id() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 2"]);
+    let before = draw(&mut cluster.connect(), 20_000);
+    cluster.restart();
+    let after = draw(&mut cluster.connect(), 20_000);
+    assert_strictly_increasing(&after, "after restart");
+    assert_all_after(&before, &after, "restart");
+    assert!(status_i64(&cluster, "mark_writes") >= 1);
+    assert!(cluster.data().join("snowflake_id.state").exists());
+}
+
+/// kill -9 of a backend makes the postmaster reset shared memory; kill -9
+/// of the postmaster loses it altogether. Either way the durable mark is
+/// all that is left, and it must be enough.
+#[test]
+fn crash_under_concurrent_load_never_repeats() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 4"]);
+
+    let cfg = cluster.config();
+    // 1. kill -9 one backend while others draw: the postmaster resets shared memory.
+    let before_backend_crash: Vec<Vec<i64>> = thread::scope(|s| {
+        let h = s.spawn(|| load_until_error(&cfg));
+        thread::sleep(Duration::from_millis(700));
+        let victim: i32 = cluster
+            .connect()
+            .query_one(
+                "SELECT pid FROM pg_stat_activity WHERE query LIKE '%snowflake_nextval%' AND pid <> pg_backend_pid() LIMIT 1",
+                &[],
+            )
+            .expect("a loading backend")
+            .get(0);
+        let killed = std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
+        assert!(killed.success());
+        h.join().unwrap()
+    });
+    wait_until_accepting(&cluster);
+    let after_backend_crash = draw(&mut cluster.connect(), 10_000);
+    let all_before: Vec<i64> = before_backend_crash.iter().flatten().copied().collect();
+    assert!(all_before.len() > 1000, "the load drew too little before the crash: {}", all_before.len());
+    assert_all_after(&all_before, &after_backend_crash, "backend crash");
+
+    // 2. kill -9 the postmaster while four connections draw.
+    let during: Vec<Vec<i64>> = thread::scope(|s| {
+        let h = s.spawn(|| load_until_error(&cfg));
+        thread::sleep(Duration::from_millis(700));
+        cluster.crash();
+        h.join().unwrap()
+    });
+    cluster.start();
+    let after = draw(&mut cluster.connect(), 10_000);
+    let during_flat: Vec<i64> = during.iter().flatten().copied().collect();
+    assert!(during_flat.len() > 1000, "the load drew too little before the crash: {}", during_flat.len());
+    assert_all_after(&during_flat, &after, "postmaster crash");
+
+    let mut groups = before_backend_crash;
+    groups.extend(during);
+    groups.push(after_backend_crash);
+    groups.push(after);
+    for g in &groups {
+        assert_strictly_increasing(g, "one connection");
+    }
+    assert_no_duplicates(&groups);
+}
+
+/// Four connections drawing batches of IDs until their server goes away;
+/// returns what each connection received, in order.
+fn load_until_error(cfg: &postgres::Config) -> Vec<Vec<i64>> {
+    thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut client = cfg.connect(postgres::NoTls).expect("connect");
+                    let mut got = Vec::new();
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    while let Ok(rows) = client.query("SELECT snowflake_nextval() FROM generate_series(1, 2000)", &[]) {
+                        got.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+                        assert!(Instant::now() < deadline, "the server never went away");
+                    }
+                    got
+                })
+            })
+            .collect();
+        workers.into_iter().map(|h| h.join().expect("load thread")).collect()
+    })
+}
+
+fn wait_until_accepting(cluster: &Cluster) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(mut c) = cluster.config().connect(postgres::NoTls) {
+            if c.simple_query("SELECT 1").is_ok() {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "server did not come back:\n{}", cluster.log());
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
+    let mut cluster = Cluster::init(&[
+        "shared_preload_libraries = 'snowflake_id'",
+        "snowflake_id.worker_id = 6",
+        "snowflake_id.max_drift = '50ms'",
+    ]);
+    let clock = FakeClock::new(&cluster, "+0");
+    cluster.set_env(clock.env());
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
+    let mut client = cluster.connect();
+    let before: Vec<i64> = client
+        .query("INSERT INTO t (n) SELECT g FROM generate_series(1, 5000) g RETURNING id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    drop(client);
+    cluster.stop();
+
+    clock.set("-1h");
+    cluster.start();
+    let mut client = cluster.connect();
+    let server_behind: bool = client
+        .query_one("SELECT max((snowflake_decode(id)).ts) > clock_timestamp() + interval '50 minutes' FROM t", &[])
+        .unwrap()
+        .get(0);
+    assert!(server_behind, "the server's clock was not set back an hour");
+    // A stall would last an hour; the statement timeout turns one into a failure.
+    client.batch_execute("SET statement_timeout = '20s'").unwrap();
+    let after: Vec<i64> = client
+        .query("INSERT INTO t (n) SELECT g FROM generate_series(1, 5000) g RETURNING id", &[])
+        .unwrap_or_else(|e| panic!("inserts stalled or failed after the clock went back: {}", describe(&e)))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_strictly_increasing(&after, "after restart under -1h");
+    assert_all_after(&before, &after, "clock back while down");
+    assert!(status_i64(&cluster, "drift_ms") > 3_000_000, "drift should show the hour");
+    assert_eq!(status_i64(&cluster, "waits"), 0, "a step back must not count as a burst to wait out");
+    assert_eq!(cluster.query_i64("SELECT count(DISTINCT id) FROM t"), 10_000);
+}
+
+#[test]
+fn clock_stepped_back_while_running_warns_and_counts() {
+    let mut cluster = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 7"]);
+    let clock = FakeClock::new(&cluster, "+0");
+    cluster.set_env(clock.env());
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    let (mut client, notices) = cluster.connect_collecting_notices();
+    let first = draw(&mut client, 3_000);
+    clock.set("-30s");
+    let second = draw(&mut client, 3_000);
+    clock.set("-90s");
+    let third = draw(&mut client, 3_000);
+    let all: Vec<i64> = [first, second, third].concat();
+    assert_strictly_increasing(&all, "across two steps back");
+    assert_no_duplicates([&all]);
+
+    let warnings: Vec<String> = notices.lock().iter().filter(|n| n.contains("clock went back")).cloned().collect();
+    // Two steps, but at most one WARNING a minute per backend.
+    assert_eq!(warnings.len(), 1, "warnings: {warnings:?}");
+    assert!(warnings[0].starts_with("WARNING"), "{warnings:?}");
+    assert_eq!(status_i64(&cluster, "clock_steps_back"), 2);
+    let largest = status_i64(&cluster, "largest_step_back_ms");
+    assert!((59_000..=61_000).contains(&largest), "largest step {largest} ms, expected about 60 s");
+}
+
+#[test]
+fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
+    // 4 sequence bits: 16 IDs per ms, so a burst outruns the clock at once.
+    let cluster = Cluster::preloaded(&[
+        "snowflake_id.worker_id = 8",
+        "snowflake_id.sequence_bits = 4",
+        "snowflake_id.worker_bits = 10",
+    ]);
+    let mut client = cluster.connect();
+    let burst = draw(&mut client, 100_000);
+    assert_strictly_increasing(&burst, "burst");
+    assert_no_duplicates([&burst]);
+    assert!(status_i64(&cluster, "ms_borrowed") > 1_000);
+    let drift = status_i64(&cluster, "drift_ms");
+    assert!(drift > 1_000, "100k IDs at 16 per ms should run the logical clock seconds ahead: drift {drift} ms");
+
+    // With a drift limit, a burst waits for the wall clock instead.
+    cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = '20ms'");
+    cluster.sql("SELECT pg_reload_conf()");
+    thread::sleep(Duration::from_millis(300));
+    let waits_before = status_i64(&cluster, "waits");
+    let mut client = cluster.connect();
+    // Let the wall clock catch up with the earlier burst first.
+    client.batch_execute(&format!("SELECT pg_sleep({})", (drift as f64 / 1000.0) + 0.5)).unwrap();
+    let limited = draw(&mut client, 20_000);
+    assert_strictly_increasing(&limited, "limited burst");
+    assert!(status_i64(&cluster, "waits") > waits_before, "the limited burst never waited");
+    let drift = status_i64(&cluster, "drift_ms");
+    assert!(drift <= 40, "drift {drift} ms went past max_drift");
+
+    // A waiting burst is cancelled by statement_timeout, cleanly...
+    client.batch_execute("SET statement_timeout = '300ms'").unwrap();
+    let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)");
+    assert_eq!(e.code, "57014", "{e:?}");
+    client.batch_execute("RESET statement_timeout").unwrap();
+    // ...and by pg_cancel_backend from another session.
+    let pid: i32 = client.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    let canceller = thread::spawn({
+        let cfg = cluster.config();
+        move || {
+            thread::sleep(Duration::from_millis(300));
+            let mut c = cfg.connect(postgres::NoTls).unwrap();
+            c.query_one("SELECT pg_cancel_backend($1)", &[&pid]).unwrap();
+        }
+    });
+    let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)");
+    canceller.join().unwrap();
+    assert_eq!(e.code, "57014", "{e:?}");
+    // The session and the generator are fine afterwards.
+    let after = draw(&mut client, 100);
+    assert!(after[0] > *limited.last().unwrap());
+}
+
+#[test]
+fn layout_change_that_would_go_back_is_refused() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let before = draw(&mut cluster.connect(), 1_000);
+    cluster.stop();
+
+    // 6 + 6 node bits put the timestamp 10 bits lower: IDs would shrink ~1000-fold.
+    cluster.append_conf(&["snowflake_id.worker_bits = 6", "snowflake_id.sequence_bits = 6"]);
+    cluster.start();
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("which is smaller"), "{e:?}");
+    assert!(e.hint.contains("Restore snowflake_id.worker_bits = 10, snowflake_id.sequence_bits = 12"), "{e:?}");
+    // Refused, not half-done: still refused on the next call.
+    assert_eq!(cluster.sql_error("SELECT snowflake_nextval()").code, "55000");
+    cluster.stop();
+
+    // An earlier epoch only makes IDs larger: accepted, and above the old ones.
+    cluster.append_conf(&["snowflake_id.worker_bits = 10", "snowflake_id.sequence_bits = 12", "snowflake_id.epoch = '2024-01-01'"]);
+    cluster.start();
+    let after = draw(&mut cluster.connect(), 1_000);
+    assert_all_after(&before, &after, "earlier epoch");
+    let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();
+    assert!(state.contains("epoch_ms=1704067200000"), "state file not rewritten for the new epoch:\n{state}");
+}
