@@ -13,6 +13,7 @@ mod errors;
 mod guc;
 mod nextval;
 mod shmem;
+mod spinlock;
 mod status;
 
 ::pgrx::pg_module_magic!();

@@ -1,7 +1,7 @@
 //! The generator's home in shared memory.
 //!
-//! A `PgSpinLock` (PostgreSQL's `slock_t`) guards the generator state rather
-//! than one compare-and-swap word: the state is several words (the counter,
+//! A spinlock (PostgreSQL's `slock_t`, see `spinlock.rs`) guards the
+//! generator state rather than one compare-and-swap word: the state is several words (the counter,
 //! the durable mark, the clock-step bookkeeping and the counters the status
 //! view shows) that must change together, and the critical section is a
 //! handful of arithmetic instructions with no clock read, no I/O and no
@@ -12,9 +12,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pgrx::prelude::*;
-use pgrx::spinlock::{PgSpinLock, PgSpinLockGuard};
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
 use snowflake_id_core::GeneratorState;
+
+use crate::spinlock::{Guard, SpinLocked};
 
 /// The shared generator; `generator` is `None` until the first call after
 /// server start has read the durable mark.
@@ -29,7 +30,7 @@ pub struct Shared {
 // SAFETY: plain old data with no pointers.
 unsafe impl PGRXSharedMemory for Shared {}
 
-static SHARED: PgAtomic<PgSpinLock<Shared>> = unsafe { PgAtomic::new(c"snowflake_id_generator") };
+static SHARED: PgAtomic<SpinLocked<Shared>> = unsafe { PgAtomic::new(c"snowflake_id_generator") };
 
 /// Held while the generator starts and while the durable mark is written.
 /// Its data is unused: the lock itself is the point.
@@ -46,7 +47,7 @@ pub fn init() {
     if unsafe { !pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    pg_shmem_init!(SHARED = PgSpinLock::new(Shared { generator: None, started_unix_ms: 0 }));
+    pg_shmem_init!(SHARED = SpinLocked::new(Shared { generator: None, started_unix_ms: 0 }));
     pg_shmem_init!(STATE_IO);
     PRELOADED.store(true, Ordering::Relaxed);
 }
@@ -56,7 +57,8 @@ pub fn preloaded() -> bool {
 }
 
 /// The spinlock-guarded state. Keep the guard for a few instructions only.
-pub fn lock() -> PgSpinLockGuard<'static, Shared> {
+#[inline]
+pub fn lock() -> Guard<'static, Shared> {
     SHARED.get().lock()
 }
 

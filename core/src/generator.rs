@@ -128,14 +128,13 @@ impl GeneratorState {
         }
         self.ref_high = reference;
 
-        let exhausted = Error::Exhausted { last_ms: layout.last_unix_ms() };
         if now > layout.max_tick() {
-            return Err(exhausted);
+            return Err(Error::Exhausted { last_ms: layout.last_unix_ms() });
         }
         let from_wall = now.max(0) << s;
         let candidate = (self.last + 1).max(from_wall);
         if candidate > layout.max_counter() {
-            return Err(exhausted);
+            return Err(Error::Exhausted { last_ms: layout.last_unix_ms() });
         }
         let tick = candidate >> s;
 
