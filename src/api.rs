@@ -81,7 +81,12 @@ pub fn to_timestamptz(unix_ms: i64) -> TimestampWithTimeZone {
         .and_then(|ms| ms.checked_mul(1000))
         .and_then(|us| TimestampWithTimeZone::try_from(us).ok())
         .unwrap_or_else(|| {
-            raise(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, "timestamp out of range".into(), None, None)
+            raise(
+                PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+                format!("snowflake_id: timestamp out of range: {unix_ms} ms after 1970"),
+                None,
+                Some("The epoch given to snowflake_decode() puts this ID outside PostgreSQL's timestamp range.".into()),
+            )
         })
 }
 

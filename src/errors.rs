@@ -86,8 +86,14 @@ pub fn raise_core(e: &Error) -> ! {
             Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Some(format!("The layout's timestamp field is used up; a later {} gives it new room.", guc::EPOCH)),
         ),
-        Error::NegativeId { .. } => (Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, None),
-        Error::TimestampOutOfRange { .. } => (Code::ERRCODE_DATETIME_FIELD_OVERFLOW, None),
+        Error::NegativeId { .. } => (
+            Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            Some("Snowflake IDs always have the sign bit 0; a negative bigint was not made by a snowflake generator.".into()),
+        ),
+        Error::TimestampOutOfRange { .. } => (
+            Code::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            Some(format!("Instants past the layout's end have no ID; a later {} moves the end.", guc::EPOCH)),
+        ),
         Error::LayoutTooWide { .. } => (
             Code::ERRCODE_INVALID_PARAMETER_VALUE,
             Some("worker_bits and sequence_bits must each be 0..22 with a sum of at most 22.".into()),
