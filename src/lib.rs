@@ -1,7 +1,8 @@
 //! snowflake_id: the PostgreSQL side. The layout math and the next-ID state
 //! machine live in the `snowflake_id_core` crate; this crate only binds them
-//! to settings (`guc`), shared memory (`shmem`), the durable mark in the data
-//! directory (`durable`), the per-call driver (`nextval`) and SQL (`api`,
+//! to settings (`guc`), shared memory (`shmem`, `spinlock`), the durable mark
+//! in the data directory (`durable`) and the worker that keeps it ahead
+//! (`mark_keeper`), the per-call driver (`nextval`) and SQL (`api`,
 //! `status`), turning core errors into SQLSTATEs (`errors`).
 
 use pgrx::prelude::*;
@@ -11,6 +12,7 @@ mod api;
 mod durable;
 mod errors;
 mod guc;
+mod mark_keeper;
 mod nextval;
 mod shmem;
 mod spinlock;
@@ -27,6 +29,7 @@ pub extern "C-unwind" fn _PG_init() {
     guc::register(shmem::preloaded());
     if shmem::preloaded() {
         warn_about_settings();
+        mark_keeper::register();
     }
 }
 

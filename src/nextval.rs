@@ -15,9 +15,17 @@ use crate::durable::{self, ReadError};
 use crate::errors::{raise_core, raise_io, raise_not_preloaded, raise_setting};
 use crate::{guc, shmem};
 
-/// How far ahead of need a durable reservation reaches: one fsync per
-/// second of IDs, and after a crash the next ID is at most this far ahead.
+/// How far ahead of need a durable reservation reaches: after a crash the
+/// next ID is at most this far ahead of the last one issued.
 pub const LEASE_MS: i64 = 1000;
+
+/// The mark keeper renews when the mark is this close (ms): two fsyncs per
+/// second of activity at most.
+const KEEPER_RENEWS_WITHIN_MS: i64 = LEASE_MS / 2;
+
+/// A backend renews on its own only when the keeper is this late: closer to
+/// the mark than the keeper waits for, plus more than a poll interval.
+const BACKEND_RENEWS_WITHIN_MS: i64 = LEASE_MS / 4;
 
 /// Wall clock in Unix milliseconds, from `clock_gettime(CLOCK_REALTIME)`
 /// called through libc (so libfaketime shifts it in tests like every other
@@ -44,7 +52,11 @@ pub fn generator_settings() -> (Layout, i64) {
 
 pub fn next_id() -> i64 {
     let (layout, worker_id) = generator_settings();
-    let policy = Policy { max_drift_ms: guc::max_drift_ms(), lease_ms: LEASE_MS };
+    let policy = Policy {
+        max_drift_ms: guc::max_drift_ms(),
+        lease_ms: LEASE_MS,
+        renew_within_ms: BACKEND_RENEWS_WITHIN_MS,
+    };
     let mut confirm = None;
     loop {
         let now = now_unix_ms().saturating_sub(layout.epoch_ms());
@@ -112,18 +124,34 @@ fn start(layout: &Layout, worker_id: i64) {
     }
 }
 
+/// The mark keeper's turn: extends the mark if IDs are flowing and it is
+/// getting close. Returns whether it wrote.
+pub fn renew_if_due(layout: &Layout, worker_id: i64) -> std::io::Result<bool> {
+    let now = now_unix_ms().saturating_sub(layout.epoch_ms());
+    let due = shmem::lock().generator.and_then(|g| {
+        g.renewal_due(layout, now, LEASE_MS, KEEPER_RENEWS_WITHIN_MS)
+            .then(|| lease_target(g.last_counter() >> layout.sequence_bits(), now, LEASE_MS))
+    });
+    let Some(target) = due else { return Ok(false) };
+    let wrote = reserve(layout, worker_id, target, target)?;
+    if wrote {
+        shmem::lock().keeper_mark_writes += 1;
+    }
+    Ok(wrote)
+}
+
 /// Makes ticks up to `target` durable unless ticks up to `through` already
 /// are; the file never moves backwards because all writers hold the LWLock
-/// and write at least the mark in force.
-fn reserve(layout: &Layout, worker_id: i64, through: i64, target: i64) -> std::io::Result<()> {
+/// and write at least the mark in force. Returns whether it wrote.
+fn reserve(layout: &Layout, worker_id: i64, through: i64, target: i64) -> std::io::Result<bool> {
     let _io = shmem::state_io();
     let current = match shmem::lock().generator.as_ref() {
         Some(g) => g.lease_until(),
-        None => return Ok(()),
+        None => return Ok(false),
     };
     if current >= through {
         with_generator(GeneratorState::abandon_renewal);
-        return Ok(());
+        return Ok(false);
     }
     let stored = Stored {
         layout: StoredLayout {
@@ -137,7 +165,7 @@ fn reserve(layout: &Layout, worker_id: i64, through: i64, target: i64) -> std::i
     match durable::write(&stored) {
         Ok(()) => {
             with_generator(|g| g.extend_lease(stored.lease_until));
-            Ok(())
+            Ok(true)
         }
         Err(e) => {
             with_generator(GeneratorState::abandon_renewal);

@@ -25,6 +25,8 @@ pub struct Shared {
     pub generator: Option<GeneratorState>,
     /// Wall clock (Unix ms) when the generator started, for the status view.
     pub started_unix_ms: i64,
+    /// Durable-mark writes done by the mark keeper rather than by a query.
+    pub keeper_mark_writes: u64,
 }
 
 // SAFETY: plain old data with no pointers.
@@ -47,7 +49,7 @@ pub fn init() {
     if unsafe { !pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    pg_shmem_init!(SHARED = SpinLocked::new(Shared { generator: None, started_unix_ms: 0 }));
+    pg_shmem_init!(SHARED = SpinLocked::new(Shared { generator: None, started_unix_ms: 0, keeper_mark_writes: 0 }));
     pg_shmem_init!(STATE_IO);
     PRELOADED.store(true, Ordering::Relaxed);
 }

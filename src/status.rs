@@ -32,6 +32,7 @@ fn snowflake_id_status() -> TableIterator<
         name!(clock_steps_back, i64),
         name!(largest_step_back_ms, i64),
         name!(mark_writes, i64),
+        name!(mark_writes_by_keeper, i64),
     ),
 > {
     let (layout, worker_id) = generator_settings();
@@ -61,5 +62,6 @@ fn snowflake_id_status() -> TableIterator<
         count(counters.steps_back),
         counters.largest_step_back_ms,
         count(counters.leases),
+        count(shared.keeper_mark_writes),
     ))
 }

@@ -266,3 +266,34 @@ fn layout_change_that_would_go_back_is_refused() {
     let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();
     assert!(state.contains("epoch_ms=1704067200000"), "state file not rewritten for the new epoch:\n{state}");
 }
+
+/// The mark keeper writes the durable mark while IDs flow, so queries need
+/// not wait for the fsync, and writes nothing while the server is idle.
+#[test]
+fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
+    // It has no database connection, so it is not in pg_stat_activity; ps shows it.
+    let keepers = std::process::Command::new("pgrep")
+        .args(["-P", &cluster.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
+        .output()
+        .expect("pgrep");
+    assert_eq!(String::from_utf8_lossy(&keepers.stdout).lines().count(), 1, "the mark keeper is not running");
+
+    let mut client = cluster.connect();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        draw(&mut client, 500);
+        thread::sleep(Duration::from_millis(20));
+    }
+    let total = status_i64(&cluster, "mark_writes");
+    let by_keeper = status_i64(&cluster, "mark_writes_by_keeper");
+    // The first mark is written by the first query, which starts the generator;
+    // after that the keeper renews every half second, queries only if it is late.
+    assert!(by_keeper >= 2, "the keeper wrote {by_keeper} of {total} marks in 3 s of steady load");
+    assert!(by_keeper >= (total - 1) / 2, "queries wrote most marks: {by_keeper} of {total} by the keeper");
+
+    thread::sleep(Duration::from_millis(1500));
+    let idle_before = status_i64(&cluster, "mark_writes");
+    thread::sleep(Duration::from_millis(1000));
+    assert_eq!(status_i64(&cluster, "mark_writes"), idle_before, "the keeper wrote while nothing was issued");
+}

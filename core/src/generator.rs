@@ -22,6 +22,9 @@ pub struct Policy {
     pub max_drift_ms: i64,
     /// How far (ms) past the tick being issued a durable reservation reaches.
     pub lease_ms: i64,
+    /// A caller is asked to renew the reservation once the tick it issues
+    /// is this close (ms) to the reserved mark, before anyone must wait.
+    pub renew_within_ms: i64,
 }
 
 /// Counters since the generator was started, for the status view.
@@ -147,7 +150,7 @@ impl GeneratorState {
             return Ok(Decision { step: Step::NeedLease { through: tick }, stepped_back_ms });
         }
 
-        let renew = !self.renewing && tick > self.lease_until - policy.lease_ms / 2;
+        let renew = !self.renewing && tick > self.lease_until - policy.renew_within_ms;
         self.renewing |= renew;
         if candidate > from_wall && candidate & layout.max_sequence() == 0 {
             self.counters.borrowed_ms += 1;
@@ -167,6 +170,15 @@ impl GeneratorState {
     /// Lets another caller try the ahead-of-need renewal after this one failed.
     pub fn abandon_renewal(&mut self) {
         self.renewing = false;
+    }
+
+    /// Whether the reservation should be extended now by someone with time
+    /// to spare: IDs were issued within the last lease and the later of the
+    /// wall clock and the logical clock is within `within_ms` of the mark.
+    /// Renewing only while IDs flow keeps an idle server from writing.
+    pub fn renewal_due(&self, layout: &Layout, now: i64, lease_ms: i64, within_ms: i64) -> bool {
+        let last_tick = self.last >> layout.sequence_bits();
+        self.last >= 0 && last_tick > now - lease_ms && last_tick.max(now) > self.lease_until - within_ms
     }
 
     /// Counter of the last ID issued; negative before the first.
@@ -192,7 +204,7 @@ pub fn lease_target(through: i64, now: i64, lease_ms: i64) -> i64 {
 mod tests {
     use super::*;
 
-    const POLICY: Policy = Policy { max_drift_ms: 0, lease_ms: 1000 };
+    const POLICY: Policy = Policy { max_drift_ms: 0, lease_ms: 1000, renew_within_ms: 500 };
 
     /// A single-threaded driver that plays the caller's part: it rechecks with
     /// the same reading, grants leases at once, and treats waits as an answer.
@@ -319,6 +331,23 @@ mod tests {
     }
 
     #[test]
+    fn renewal_is_due_only_near_the_mark_and_while_ids_flow() {
+        let layout = Layout::new(10, 12, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, 1000, 0);
+        assert!(!st.renewal_due(&layout, 900, 1000, 500), "nothing issued yet");
+        st.next(&layout, 100, POLICY, None).unwrap();
+        assert!(!st.renewal_due(&layout, 400, 1000, 500));
+        assert!(st.renewal_due(&layout, 600, 1000, 500));
+        // Idle for more than a lease: no renewal, however close the mark.
+        assert!(!st.renewal_due(&layout, 1200, 1000, 500));
+        // A burst that ran the logical clock ahead is due while the wall clock is not.
+        for _ in 0..(700 * 4096) {
+            st.next(&layout, 101, POLICY, None).unwrap();
+        }
+        assert!(st.renewal_due(&layout, 101, 1000, 500));
+    }
+
+    #[test]
     fn need_lease_changes_nothing() {
         let layout = Layout::new(10, 12, 0).unwrap();
         let mut st = GeneratorState::resume(&layout, 0, 10, 0);
@@ -347,7 +376,7 @@ mod tests {
     fn resume_starts_above_the_floor_even_with_the_clock_behind() {
         let layout = Layout::new(10, 12, 0).unwrap();
         let mut st = GeneratorState::resume(&layout, 5_000, 4_999, 1_000);
-        let policy = Policy { max_drift_ms: 10, lease_ms: 1000 };
+        let policy = Policy { max_drift_ms: 10, ..POLICY };
         let d = st.next(&layout, 1_000, policy, None).unwrap();
         assert_eq!(d.step, Step::NeedLease { through: 5_000 });
         st.extend_lease(6_000);

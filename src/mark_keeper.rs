@@ -1,0 +1,53 @@
+//! The mark keeper: a background worker that extends the durable mark ahead
+//! of the IDs being issued, so that queries do not wait for its fsync.
+//!
+//! Backends still extend the mark themselves when the keeper falls behind
+//! (it is late by more than a quarter of a lease, or a burst runs the
+//! logical clock ahead faster than it polls) or is not running: correctness
+//! never depends on it, only latency does.
+
+use std::time::Duration;
+
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
+use pgrx::prelude::*;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+use crate::{guc, nextval};
+
+/// How often the keeper looks at the mark.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Registers the keeper; called from `_PG_init` in the postmaster.
+pub fn register() {
+    BackgroundWorkerBuilder::new("snowflake_id mark keeper")
+        .set_type("snowflake_id mark keeper")
+        .set_library("snowflake_id")
+        .set_function("snowflake_id_mark_keeper_main")
+        .enable_shmem_access(None)
+        // Also on a hot standby, where snowflake_nextval() works as well.
+        .set_start_time(BgWorkerStartTime::ConsistentState)
+        .set_restart_time(Some(Duration::from_secs(5)))
+        .load();
+}
+
+#[pg_guard]
+#[no_mangle]
+pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    let settings = guc::Settings::get();
+    let (Ok(layout), Ok(worker_id)) = (&settings.layout, &settings.worker_id) else {
+        // snowflake_nextval() refuses to run with these settings (the start-up
+        // WARNING says why): there is no mark to keep. Exit code 0: not restarted.
+        return;
+    };
+    while BackgroundWorker::wait_latch(Some(POLL)) {
+        if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
+            ereport!(
+                PgLogLevel::WARNING,
+                PgSqlErrorCode::ERRCODE_IO_ERROR,
+                format!("snowflake_id: the mark keeper could not write the durable mark: {e}"),
+                "Backends extend the mark themselves when they need it, and fail with the same error if it persists."
+            );
+        }
+    }
+}
