@@ -57,12 +57,7 @@ pub fn raise_setting(e: &SettingError) -> ! {
         }
         other => raise_core(other),
     };
-    raise(
-        code,
-        format!("invalid {} = '{}': {}", e.setting, e.value, e.error),
-        None,
-        Some(hint),
-    )
+    raise(code, format!("invalid {}: {}", e.shown, e.error), None, Some(hint))
 }
 
 /// An error from the core that is not tied to one setting.

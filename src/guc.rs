@@ -76,13 +76,18 @@ pub fn register(preloaded: bool) {
     );
 }
 
-/// A setting that could not be used, with the setting's name and value for
-/// the message.
+/// A setting that could not be used, with what was set for the message.
 #[derive(Debug, Clone)]
 pub struct SettingError {
     pub error: Error,
+    /// The setting the hint should name.
     pub setting: &'static str,
-    pub value: String,
+    /// The offending setting(s) as written: `snowflake_id.worker_id = '7'`.
+    pub shown: String,
+}
+
+fn shown(name: &str, value: &Option<String>) -> String {
+    format!("{name} = '{}'", value.as_deref().unwrap_or_default())
 }
 
 /// The layout settings as this backend read them once: they cannot change
@@ -103,7 +108,7 @@ fn integer(name: &'static str, value: Option<String>) -> Result<Option<i64>, Set
         Some(v) => v.parse::<i64>().map(Some).map_err(|_| SettingError {
             error: Error::NotAnInteger { text: v.to_string() },
             setting: name,
-            value: v.to_string(),
+            shown: shown(name, &value),
         }),
     }
 }
@@ -115,13 +120,13 @@ impl Settings {
             let sb = text(&SEQUENCE_BITS_SETTING);
             let worker_bits = integer(WORKER_BITS, wb.clone())?.unwrap_or(-1);
             let sequence_bits = integer(SEQUENCE_BITS, sb.clone())?.unwrap_or(-1);
-            let epoch_text = text(&EPOCH_SETTING).unwrap_or_default();
-            let epoch_ms = epoch::parse_epoch(&epoch_text)
-                .map_err(|error| SettingError { error, setting: EPOCH, value: epoch_text })?;
+            let epoch_text = text(&EPOCH_SETTING);
+            let epoch_ms = epoch::parse_epoch(epoch_text.as_deref().unwrap_or_default())
+                .map_err(|error| SettingError { error, setting: EPOCH, shown: shown(EPOCH, &epoch_text) })?;
             Layout::new(worker_bits, sequence_bits, epoch_ms).map_err(|error| SettingError {
                 error,
                 setting: WORKER_BITS,
-                value: format!("{}, {SEQUENCE_BITS} = {}", wb.unwrap_or_default(), sb.unwrap_or_default()),
+                shown: format!("{}, {}", shown(WORKER_BITS, &wb), shown(SEQUENCE_BITS, &sb)),
             })
         })();
         let worker_id = (|| {
@@ -131,7 +136,7 @@ impl Settings {
                 Ok(l) => l.check_worker(id),
                 Err(_) => id.ok_or(Error::WorkerIdUnset),
             }
-            .map_err(|error| SettingError { error, setting: WORKER_ID, value: raw.unwrap_or_default() })
+            .map_err(|error| SettingError { error, setting: WORKER_ID, shown: shown(WORKER_ID, &raw) })
         })();
         Settings { layout, worker_id }
     }

@@ -39,7 +39,7 @@ pub extern "C-unwind" fn _PG_init() {
 fn warn_about_settings() {
     let settings = guc::Settings::get();
     let problem = match (&settings.layout, &settings.worker_id) {
-        (Err(e), _) | (_, Err(e)) => Some(format!("invalid {} = '{}': {}", e.setting, e.value, e.error)),
+        (Err(e), _) | (_, Err(e)) => Some(format!("invalid {}: {}", e.shown, e.error)),
         (Ok(layout), Ok(_)) => layout.check_clock(nextval::now_unix_ms()).err().map(|e| e.to_string()),
     };
     if let Some(problem) = problem {

@@ -54,7 +54,7 @@ fn bits_too_wide() {
     let c = refuses(
         &["snowflake_id.worker_id = 1", "snowflake_id.worker_bits = 12", "snowflake_id.sequence_bits = 12"],
         "22023",
-        "must be at most 22",
+        "invalid snowflake_id.worker_bits = '12', snowflake_id.sequence_bits = '12': worker_bits (12) + sequence_bits (12) must be at most 22",
         "sum of at most 22",
     );
     // The server itself is fine.
