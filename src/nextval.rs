@@ -20,8 +20,12 @@ use crate::{guc, shmem};
 pub const LEASE_MS: i64 = 1000;
 
 /// The mark keeper renews when the mark is this close (ms): two fsyncs per
-/// second of activity at most.
+/// second at most.
 const KEEPER_RENEWS_WITHIN_MS: i64 = LEASE_MS / 2;
+
+/// ...for this long (ms) after the last ID, so that a caller after a pause
+/// finds the mark ahead; after that an idle server writes nothing.
+const KEEPER_ACTIVE_MS: i64 = 10_000;
 
 /// A backend renews on its own only when the keeper is this late: closer to
 /// the mark than the keeper waits for, plus more than a poll interval.
@@ -124,12 +128,12 @@ fn start(layout: &Layout, worker_id: i64) {
     }
 }
 
-/// The mark keeper's turn: extends the mark if IDs are flowing and it is
-/// getting close. Returns whether it wrote.
+/// The mark keeper's turn: extends the mark if IDs were issued lately and
+/// it is getting close. Returns whether it wrote.
 pub fn renew_if_due(layout: &Layout, worker_id: i64) -> std::io::Result<bool> {
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());
     let due = shmem::lock().generator.and_then(|g| {
-        g.renewal_due(layout, now, LEASE_MS, KEEPER_RENEWS_WITHIN_MS)
+        g.renewal_due(layout, now, KEEPER_ACTIVE_MS, KEEPER_RENEWS_WITHIN_MS)
             .then(|| lease_target(g.last_counter() >> layout.sequence_bits(), now, LEASE_MS))
     });
     let Some(target) = due else { return Ok(false) };

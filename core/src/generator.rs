@@ -173,12 +173,13 @@ impl GeneratorState {
     }
 
     /// Whether the reservation should be extended now by someone with time
-    /// to spare: IDs were issued within the last lease and the later of the
-    /// wall clock and the logical clock is within `within_ms` of the mark.
-    /// Renewing only while IDs flow keeps an idle server from writing.
-    pub fn renewal_due(&self, layout: &Layout, now: i64, lease_ms: i64, within_ms: i64) -> bool {
+    /// to spare: an ID was issued within the last `active_ms`, and the later
+    /// of the wall clock and the logical clock is within `within_ms` of the
+    /// mark. Renewing a while after the last ID spares sporadic callers the
+    /// fsync; stopping after that keeps an idle server from writing.
+    pub fn renewal_due(&self, layout: &Layout, now: i64, active_ms: i64, within_ms: i64) -> bool {
         let last_tick = self.last >> layout.sequence_bits();
-        self.last >= 0 && last_tick > now - lease_ms && last_tick.max(now) > self.lease_until - within_ms
+        self.last >= 0 && last_tick > now - active_ms && last_tick.max(now) > self.lease_until - within_ms
     }
 
     /// Counter of the last ID issued; negative before the first.
@@ -338,8 +339,9 @@ mod tests {
         st.next(&layout, 100, POLICY, None).unwrap();
         assert!(!st.renewal_due(&layout, 400, 1000, 500));
         assert!(st.renewal_due(&layout, 600, 1000, 500));
-        // Idle for more than a lease: no renewal, however close the mark.
+        // Idle for longer than the activity window: no renewal, however close the mark.
         assert!(!st.renewal_due(&layout, 1200, 1000, 500));
+        assert!(st.renewal_due(&layout, 1200, 5000, 500));
         // A burst that ran the logical clock ahead is due while the wall clock is not.
         for _ in 0..(700 * 4096) {
             st.next(&layout, 101, POLICY, None).unwrap();
