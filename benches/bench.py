@@ -309,9 +309,9 @@ def main():
         lines.append(f"- {c} clients: SELECT {s:.2f}×, INSERT {i:.2f}× (vs bigserial)")
     lines += [
         "",
-        "Single-row INSERT figures swing by about ±20% between 5-second runs on this machine; differences",
-        "of ±10% between the INSERT rows are within that spread (re-measured interleaved at 8 clients, 6 runs each:",
-        "snowflake 28,480 tps against bigserial 25,241, 1.13×). The SELECT rows differ by more than the spread.",
+        "Single-row INSERT figures swing by about ±20% between 5-second runs on this machine (seen when",
+        "re-measuring them interleaved), so differences of ±10% between the INSERT rows are within that",
+        "spread; the SELECT rows differ by more than it.",
         "",
         "![TPS by clients](benchmarks-tps.png)",
         "",
