@@ -116,12 +116,7 @@ fn parallel_workers_draw_unique_ids() {
         )
         .unwrap();
     let query = "SELECT count(*), count(DISTINCT id) FROM (SELECT snowflake_nextval() AS id FROM src) s";
-    let plan: Vec<String> = client
-        .query(&format!("EXPLAIN {query}"), &[])
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let plan: Vec<String> = client.query(&format!("EXPLAIN {query}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
     assert!(plan.iter().any(|l| l.contains("Gather")), "expected a parallel plan: {plan:?}");
     let row = client.query_one(query, &[]).unwrap();
     assert_eq!(row.get::<_, i64>(0), 300_000);

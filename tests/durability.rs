@@ -128,7 +128,9 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
     let clock = FakeClock::new(&cluster, "+0");
     cluster.set_env(clock.env());
     cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
+    cluster.sql(
+        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
+    );
     let mut client = cluster.connect();
     let before: Vec<i64> = client
         .query("INSERT INTO t (n) SELECT g FROM generate_series(1, 5000) g RETURNING id", &[])
@@ -259,7 +261,11 @@ fn layout_change_that_would_go_back_is_refused() {
     cluster.stop();
 
     // An earlier epoch only makes IDs larger: accepted, and above the old ones.
-    cluster.append_conf(&["snowflake_id.worker_bits = 10", "snowflake_id.sequence_bits = 12", "snowflake_id.epoch = '2024-01-01'"]);
+    cluster.append_conf(&[
+        "snowflake_id.worker_bits = 10",
+        "snowflake_id.sequence_bits = 12",
+        "snowflake_id.epoch = '2024-01-01'",
+    ]);
     cluster.start();
     let after = draw(&mut cluster.connect(), 1_000);
     assert_all_after(&before, &after, "earlier epoch");

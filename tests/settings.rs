@@ -40,7 +40,12 @@ fn worker_id_unset() {
 
 #[test]
 fn worker_id_out_of_range_for_worker_bits() {
-    refuses(&["snowflake_id.worker_bits = 4", "snowflake_id.worker_id = 16"], "22023", "out of range 0..15", "between 0 and 15");
+    refuses(
+        &["snowflake_id.worker_bits = 4", "snowflake_id.worker_id = 16"],
+        "22023",
+        "out of range 0..15",
+        "between 0 and 15",
+    );
     refuses(&["snowflake_id.worker_id = -3"], "22023", "-3", "between 0 and 1023");
 }
 
@@ -63,18 +68,33 @@ fn bits_too_wide() {
 
 #[test]
 fn epoch_in_the_future() {
-    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = '2999-01-01 00:00:00+00'"], "22023", "in the future", "in the past");
+    refuses(
+        &["snowflake_id.worker_id = 1", "snowflake_id.epoch = '2999-01-01 00:00:00+00'"],
+        "22023",
+        "in the future",
+        "in the past",
+    );
 }
 
 #[test]
 fn epoch_the_timestamp_bits_cannot_reach_past_today() {
     // 22 node bits leave 41 timestamp bits, about 69.7 years: 1950 ran out in 2019.
-    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = '1950-01-01'"], "22023", "too far in the past", "Move snowflake_id.epoch later");
+    refuses(
+        &["snowflake_id.worker_id = 1", "snowflake_id.epoch = '1950-01-01'"],
+        "22023",
+        "too far in the past",
+        "Move snowflake_id.epoch later",
+    );
 }
 
 #[test]
 fn epoch_that_is_not_a_timestamp() {
-    refuses(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = 'last tuesday'"], "22007", "is not a timestamp", "ISO 8601");
+    refuses(
+        &["snowflake_id.worker_id = 1", "snowflake_id.epoch = 'last tuesday'"],
+        "22007",
+        "is not a timestamp",
+        "ISO 8601",
+    );
 }
 
 #[test]

@@ -31,9 +31,7 @@ pub fn parse_epoch(text: &str) -> Result<i64, Error> {
             ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"]
                 .iter()
                 .find_map(|fmt| NaiveDateTime::parse_from_str(s, fmt).ok())
-                .or_else(|| {
-                    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0))
-                })
+                .or_else(|| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)))
                 .map(|naive| naive.and_utc())
         })
         .ok_or_else(bad)?;
