@@ -38,7 +38,8 @@ pub struct Counters {
     pub waits: u64,
     pub steps_back: u64,
     pub largest_step_back_ms: i64,
-    /// Durable reservations written.
+    /// Durable reservations written (counted by the caller that wrote one:
+    /// several callers may be granted the same one).
     pub leases: u64,
 }
 
@@ -160,11 +161,32 @@ impl GeneratorState {
         Ok(Decision { step: Step::Issued { counter: candidate, renew }, stepped_back_ms })
     }
 
-    /// Records that ticks up to `through` are now durable.
+    /// Moves the logical clock past every ID of tick `tick` (IDs made
+    /// elsewhere and restored here, say), so that the next ID is at tick
+    /// `tick + 1` at least, whatever its worker id. The caller makes that
+    /// tick durable first. A jump ahead of the wall clock counts as skew,
+    /// like a clock step back: `max_drift` must not stall callers until the
+    /// wall clock catches up with IDs that were not drawn in a burst.
+    /// Returns whether the clock moved.
+    pub fn advance_past(&mut self, layout: &Layout, tick: i64, now: i64) -> Result<bool, Error> {
+        if tick >= layout.max_tick() {
+            return Err(Error::Exhausted { last_ms: layout.last_unix_ms() });
+        }
+        let last = (tick << layout.sequence_bits()) | layout.max_sequence();
+        if last <= self.last {
+            return Ok(false);
+        }
+        self.last = last;
+        self.skew = self.skew.max(tick + 1 - now);
+        self.ref_high = self.ref_high.max(now.saturating_add(self.skew));
+        Ok(true)
+    }
+
+    /// Records that ticks up to `through` are now durable (and, with
+    /// synchronous standbys, on them too): IDs up to it may be issued.
     pub fn extend_lease(&mut self, through: i64) {
         self.lease_until = self.lease_until.max(through);
         self.renewing = false;
-        self.counters.leases += 1;
     }
 
     /// Lets another caller try the ahead-of-need renewal after this one failed.
@@ -415,6 +437,24 @@ mod tests {
         let now = 100_000 - 36_000 + 5;
         let waited = (0..30).map(|_| d.next(now)).find(Result::is_err);
         assert!(waited.is_some());
+    }
+
+    #[test]
+    fn advance_past_skips_the_whole_tick_without_stalling() {
+        let mut d = Driver::new(10, 12);
+        d.policy.max_drift_ms = 5;
+        d.next(100).unwrap();
+        // IDs restored from elsewhere reach tick 50_000, far ahead of the clock.
+        assert_eq!(d.state.advance_past(&d.layout, 50_000, 100), Ok(true));
+        let (tick, seq) = d.next_split(101);
+        assert_eq!((tick, seq), (50_001, 0));
+        // Far ahead of the wall clock, but not a burst: nobody waits.
+        for _ in 0..100 {
+            assert!(d.next(102).is_ok());
+        }
+        // Going back is a no-op.
+        assert_eq!(d.state.advance_past(&d.layout, 40_000, 103), Ok(false));
+        assert!(d.state.advance_past(&d.layout, d.layout.max_tick(), 103).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod epoch;
 mod error;
 pub mod generator;
 pub mod layout;
+pub mod mark_record;
 pub mod state_file;
 
 pub use error::{Error, StoredLayout};

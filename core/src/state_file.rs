@@ -51,9 +51,36 @@ impl Stored {
         let worker_id = field("worker_id")?;
         layout.check_worker(Some(worker_id)).map_err(|e| corrupt(e.to_string()))?;
         Ok(Stored {
-            layout: StoredLayout { worker_bits: w as u8, sequence_bits: s as u8, epoch_ms: layout.epoch_ms(), worker_id },
+            layout: StoredLayout {
+                worker_bits: w as u8,
+                sequence_bits: s as u8,
+                epoch_ms: layout.epoch_ms(),
+                worker_id,
+            },
             lease_until: field("lease_until_tick")?,
         })
+    }
+}
+
+impl Stored {
+    /// The largest ID this mark may have covered: its last tick's last
+    /// sequence number under its own layout and worker id. Marks of
+    /// different layouts compare by it.
+    pub fn max_id(&self) -> i64 {
+        let layout = self.layout.layout();
+        let last = self.lease_until.clamp(-1, layout.max_tick());
+        if last < 0 {
+            return -1;
+        }
+        layout.id_from_counter((last << layout.sequence_bits()) | layout.max_sequence(), self.layout.worker_id)
+    }
+
+    /// The later of two marks (the one that may have covered more IDs).
+    pub fn later(a: Option<Stored>, b: Option<Stored>) -> Option<Stored> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.max_id() > a.max_id() { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -81,12 +108,7 @@ pub fn resume_floor(stored: Option<&Stored>, layout: &Layout, worker_id: i64, no
     if old == *layout {
         return Ok(stored.lease_until.saturating_add(1).max(0));
     }
-    let old_last = stored.lease_until.clamp(-1, old.max_tick());
-    let stored_max_id = if old_last < 0 {
-        -1
-    } else {
-        old.id_from_counter((old_last << old.sequence_bits()) | old.max_sequence(), stored.layout.worker_id)
-    };
+    let stored_max_id = stored.max_id();
     let node_bits = layout.worker_bits() + layout.sequence_bits();
     let floor = (stored_max_id >> node_bits) + 1;
     if floor > now {
@@ -132,6 +154,20 @@ mod tests {
         for text in cases {
             assert!(matches!(Stored::parse(&text), Err(Error::StateCorrupt { .. })), "{text}");
         }
+    }
+
+    #[test]
+    fn later_compares_marks_by_the_ids_they_cover() {
+        let a = stored(10, 12, 0, 1, 10_000);
+        let b = stored(10, 12, 0, 1, 10_001);
+        assert_eq!(Stored::later(Some(a), Some(b)), Some(b));
+        assert_eq!(Stored::later(Some(b), Some(a)), Some(b));
+        assert_eq!(Stored::later(None, Some(a)), Some(a));
+        assert_eq!(Stored::later(None, None), None);
+        // The same tick under a layout with fewer node bits covers smaller IDs.
+        let js_safe = stored(6, 6, 0, 1, 10_001);
+        assert_eq!(Stored::later(Some(a), Some(js_safe)), Some(a));
+        assert_eq!(stored(10, 12, 0, 1, -1).max_id(), -1);
     }
 
     #[test]

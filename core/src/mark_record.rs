@@ -1,0 +1,153 @@
+//! The durable mark as a WAL record: what a primary writes before IDs under
+//! a new mark are returned, and what redo (crash recovery, a standby)
+//! reads back.
+//!
+//! The record carries the absolute mark with its layout and worker id, not
+//! a delta: a standby that joins late or replays after a restartpoint needs
+//! only the newest record to know how far the primary may have gone. It is
+//! fixed-size little-endian so that a server of another build reads it the
+//! same way; a version byte leaves room to change it.
+
+use std::ffi::CStr;
+
+use crate::state_file::Stored;
+use crate::{epoch, Error, Layout, StoredLayout};
+
+/// Record kinds, in the high four bits of `xl_info` (the low four are PostgreSQL's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The generator extended its lease ahead of the IDs it issues.
+    Mark,
+    /// A superuser moved the mark past given IDs (`snowflake_advance_past`).
+    Advance,
+}
+
+impl Kind {
+    pub fn info(self) -> u8 {
+        match self {
+            Kind::Mark => 0x10,
+            Kind::Advance => 0x20,
+        }
+    }
+
+    /// `info` as PostgreSQL passes it to redo, low bits included.
+    pub fn from_info(info: u8) -> Option<Kind> {
+        match info & 0xF0 {
+            0x10 => Some(Kind::Mark),
+            0x20 => Some(Kind::Advance),
+            _ => None,
+        }
+    }
+
+    /// The record type's name in `pg_walinspect` (a C string: PostgreSQL
+    /// keeps the pointer).
+    pub fn name(self) -> &'static CStr {
+        match self {
+            Kind::Mark => c"MARK",
+            Kind::Advance => c"ADVANCE",
+        }
+    }
+}
+
+const VERSION: u8 = 1;
+pub const RECORD_LEN: usize = 32;
+
+/// Serialises a mark: version, bits, padding, epoch, worker id, lease.
+pub fn encode(stored: &Stored) -> [u8; RECORD_LEN] {
+    let mut out = [0u8; RECORD_LEN];
+    out[0] = VERSION;
+    out[1] = stored.layout.worker_bits;
+    out[2] = stored.layout.sequence_bits;
+    out[8..16].copy_from_slice(&stored.layout.epoch_ms.to_le_bytes());
+    out[16..24].copy_from_slice(&stored.layout.worker_id.to_le_bytes());
+    out[24..32].copy_from_slice(&stored.lease_until.to_le_bytes());
+    out
+}
+
+/// Reads a record back, validating it as strictly as the state file.
+pub fn decode(data: &[u8]) -> Result<Stored, Error> {
+    let corrupt = |detail: String| Error::StateCorrupt { detail: format!("WAL record: {detail}") };
+    if data.len() != RECORD_LEN {
+        return Err(corrupt(format!("{} bytes, expected {RECORD_LEN}", data.len())));
+    }
+    if data[0] != VERSION {
+        return Err(corrupt(format!("version {} is not {VERSION}", data[0])));
+    }
+    let word = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&data[at..at + 8]);
+        i64::from_le_bytes(b)
+    };
+    let (worker_bits, sequence_bits) = (data[1], data[2]);
+    let layout = Layout::new(worker_bits.into(), sequence_bits.into(), word(8)).map_err(|e| corrupt(e.to_string()))?;
+    let worker_id = layout.check_worker(Some(word(16))).map_err(|e| corrupt(e.to_string()))?;
+    Ok(Stored {
+        layout: StoredLayout { worker_bits, sequence_bits, epoch_ms: layout.epoch_ms(), worker_id },
+        lease_until: word(24),
+    })
+}
+
+/// The one-line description `pg_walinspect` shows.
+pub fn describe(stored: &Stored) -> String {
+    let l = &stored.layout;
+    format!(
+        "mark {} (tick {}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}",
+        epoch::format_unix_ms(l.epoch_ms.saturating_add(stored.lease_until)),
+        stored.lease_until,
+        l.worker_id,
+        l.worker_bits,
+        l.sequence_bits,
+        epoch::format_unix_ms(l.epoch_ms),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Stored {
+        Stored {
+            layout: StoredLayout {
+                worker_bits: 10,
+                sequence_bits: 12,
+                epoch_ms: epoch::DEFAULT_EPOCH_MS,
+                worker_id: 7,
+            },
+            lease_until: 60_000_123,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        assert_eq!(decode(&encode(&sample())), Ok(sample()));
+    }
+
+    #[test]
+    fn rejects_damage() {
+        let good = encode(&sample());
+        let mut bad_version = good;
+        bad_version[0] = 9;
+        let mut bad_bits = good;
+        bad_bits[1] = 20;
+        let mut bad_worker = good;
+        bad_worker[16..24].copy_from_slice(&5000i64.to_le_bytes());
+        for data in [&good[..31], &bad_version[..], &bad_bits[..], &bad_worker[..]] {
+            assert!(matches!(decode(data), Err(Error::StateCorrupt { .. })), "{data:?}");
+        }
+    }
+
+    #[test]
+    fn kinds_use_the_high_bits_only() {
+        for kind in [Kind::Mark, Kind::Advance] {
+            assert_eq!(kind.info() & 0x0F, 0);
+            assert_eq!(Kind::from_info(kind.info() | 0x03), Some(kind));
+        }
+        assert_eq!(Kind::from_info(0x30), None);
+    }
+
+    #[test]
+    fn description_names_the_mark_and_layout() {
+        let text = describe(&sample());
+        assert!(text.starts_with("mark 2025-01-01T16:40:00.123Z (tick 60000123); worker_id 7"), "{text}");
+    }
+}
