@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 bash scripts/setup.sh
 
+echo "== style: cargo fmt and cargo clippy"
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+
 echo "== core: unit and property tests, no PostgreSQL"
 cargo test -p snowflake_id_core
 

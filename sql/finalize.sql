@@ -2,3 +2,5 @@
 CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_status();
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
+-- Moving the generator's mark is for superusers (the function checks too).
+REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint) FROM PUBLIC;

@@ -19,6 +19,25 @@ fn snowflake_nextval() -> i64 {
     nextval::next_id()
 }
 
+/// Moves this server's generator past `id`: every ID it issues afterwards is
+/// greater, across crashes and failovers (the new mark is WAL-logged). For
+/// data that arrived without its mark: `pg_upgrade`, a dump restored into a
+/// new cluster, a server rebuilt with the same worker id. Superuser only
+/// (the SQL script also revokes it from PUBLIC).
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn snowflake_advance_past(id: i64) -> i64 {
+    // SAFETY: a plain catalog check of the current user.
+    if !unsafe { pg_sys::superuser() } {
+        raise(
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            "permission denied for function snowflake_advance_past".into(),
+            Some("Moving the generator's mark affects every ID this server issues.".into()),
+            Some("Run it as a superuser.".into()),
+        );
+    }
+    nextval::advance_past(id)
+}
+
 /// Decodes an ID made by this server (or any with the same layout).
 /// STABLE, not IMMUTABLE: the answer depends on settings a restart may change.
 #[pg_extern(stable, parallel_safe)]
@@ -36,8 +55,8 @@ fn snowflake_decode_with_layout(
     worker_bits: i32,
     sequence_bits: i32,
 ) -> pgrx::composite_type!('static, "snowflake_parts") {
-    let layout = Layout::new(worker_bits.into(), sequence_bits.into(), unix_ms_of(epoch))
-        .unwrap_or_else(|e| raise_core(&e));
+    let layout =
+        Layout::new(worker_bits.into(), sequence_bits.into(), unix_ms_of(epoch)).unwrap_or_else(|e| raise_core(&e));
     parts_tuple(decode(&layout, id))
 }
 

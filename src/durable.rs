@@ -11,8 +11,12 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::Error;
+
+use crate::errors::raise_io;
+use crate::shmem;
 
 pub const FILE_NAME: &str = "snowflake_id.state";
 
@@ -53,4 +57,36 @@ pub fn write(stored: &Stored) -> io::Result<()> {
     }
     fs::rename(&tmp, dir.join(FILE_NAME))?;
     File::open(&dir)?.sync_all()
+}
+
+/// Redo of a mark record (crash recovery, a standby's startup process):
+/// the file and shared memory keep the later of what they had and the
+/// record. Writing the file here is what lets a restartpoint or checkpoint
+/// move the redo pointer past the record without losing the mark. A file
+/// that cannot be written stops recovery, as a data file would.
+pub fn replay(record: &Stored, lsn: u64) {
+    let _io = shmem::state_io();
+    let on_disk = match read() {
+        Ok(stored) => stored,
+        Err(ReadError::Io(e)) => raise_io("read", &path().to_string_lossy(), &e),
+        Err(ReadError::Invalid(e)) => {
+            // The primary wrote its file before this record, so no mark in a
+            // damaged file can be above the record except one that no ID used.
+            pgrx::ereport!(
+                PgLogLevel::WARNING,
+                PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                format!("snowflake_id: {e}; replacing it with the mark replayed from WAL")
+            );
+            None
+        }
+    };
+    let newest = Stored::later(on_disk, Some(*record));
+    if newest != on_disk {
+        if let Some(newest) = newest {
+            write(&newest).unwrap_or_else(|e| raise_io("write", &path().to_string_lossy(), &e));
+        }
+    }
+    let mut shared = shmem::lock();
+    shared.replayed = Stored::later(shared.replayed, Some(*record));
+    shared.mark_lsn = shared.mark_lsn.max(lsn);
 }

@@ -139,3 +139,26 @@ pub fn raise_io(action: &str, path: &str, e: &std::io::Error) -> ! {
         Some("Check the permissions and free space of the data directory.".into()),
     )
 }
+
+/// `snowflake_nextval()` where nothing may be written: on a standby (it would
+/// repeat the primary's IDs) or in a READ ONLY transaction. SQLSTATE 25006,
+/// as `nextval()` gives.
+pub fn raise_read_only(function: &str, when: &str, recovery: bool) -> ! {
+    let (detail, hint) = if recovery {
+        (
+            "Only the primary issues IDs; a standby's mark follows the primary's through WAL.",
+            "Connect to the primary to draw IDs. snowflake_decode() and snowflake_id_status work here.",
+        )
+    } else {
+        (
+            "Drawing an ID advances the generator's durable mark, which a read-only transaction may not do.",
+            "Draw IDs in a read-write transaction.",
+        )
+    };
+    raise(
+        Code::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {function} {when}"),
+        Some(detail.into()),
+        Some(hint.into()),
+    )
+}

@@ -27,9 +27,13 @@ pub const EPOCH: &str = "snowflake_id.epoch";
 static WORKER_ID_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static WORKER_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"10"));
 static SEQUENCE_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"12"));
-static EPOCH_SETTING: GucSetting<Option<CString>> =
-    GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
+static EPOCH_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
 static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(0);
+static WAL_RMGR_ID_SETTING: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_WAL_RMGR_ID);
+
+/// Not on PostgreSQL's list of taken custom resource manager ids (128-140
+/// and 241 when this was chosen); a setting so that a clash can be resolved.
+pub const DEFAULT_WAL_RMGR_ID: i32 = 187;
 
 /// Defines the settings. PostgreSQL allows `PGC_POSTMASTER` settings only
 /// while preload libraries load (later it is a FATAL error), so a library
@@ -74,6 +78,23 @@ pub fn register(preloaded: bool) {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    if preloaded {
+        GucRegistry::define_int_guc(
+            c"snowflake_id.wal_rmgr_id",
+            c"Id of the custom WAL resource manager that carries the durable mark.",
+            c"128 to 255, unique among the extensions loaded. Must be the same on a primary and its standbys.",
+            &WAL_RMGR_ID_SETTING,
+            128,
+            255,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
+    }
+}
+
+/// The resource manager id, read once in the postmaster at preload.
+pub fn wal_rmgr_id() -> u8 {
+    u8::try_from(WAL_RMGR_ID_SETTING.get()).unwrap_or(DEFAULT_WAL_RMGR_ID as u8)
 }
 
 /// A setting that could not be used, with what was set for the message.

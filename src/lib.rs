@@ -1,8 +1,8 @@
 //! snowflake_id: the PostgreSQL side. The layout math and the next-ID state
 //! machine live in the `snowflake_id_core` crate; this crate only binds them
 //! to settings (`guc`), shared memory (`shmem`, `spinlock`), the durable mark
-//! in the data directory (`durable`) and the worker that keeps it ahead
-//! (`mark_keeper`), the per-call driver (`nextval`) and SQL (`api`,
+//! in the data directory (`durable`) and in WAL (`wal`), the worker that
+//! keeps it ahead (`mark_keeper`), the per-call driver (`nextval`) and SQL (`api`,
 //! `status`), turning core errors into SQLSTATEs (`errors`).
 
 use pgrx::prelude::*;
@@ -17,17 +17,19 @@ mod nextval;
 mod shmem;
 mod spinlock;
 mod status;
+mod wal;
 
 ::pgrx::pg_module_magic!();
 
 extension_sql_file!("../sql/types.sql", name = "types", bootstrap);
-extension_sql_file!("../sql/status_view.sql", name = "status_view", finalize);
+extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     shmem::init();
     guc::register(shmem::preloaded());
     if shmem::preloaded() {
+        wal::register();
         warn_about_settings();
         mark_keeper::register();
     }

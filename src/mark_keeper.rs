@@ -12,7 +12,7 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-use crate::{guc, nextval};
+use crate::{guc, nextval, shmem};
 
 /// How often the keeper looks at the mark.
 const POLL: Duration = Duration::from_millis(100);
@@ -24,8 +24,9 @@ pub fn register() {
         .set_library("snowflake_id")
         .set_function("snowflake_id_mark_keeper_main")
         .enable_shmem_access(None)
-        // Also on a hot standby, where snowflake_nextval() works as well.
-        .set_start_time(BgWorkerStartTime::ConsistentState)
+        // Only where IDs are issued: a standby's mark comes from WAL, and the
+        // postmaster starts the keeper when a standby is promoted.
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(Duration::from_secs(5)))
         .load();
 }
@@ -40,6 +41,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
         // WARNING says why): there is no mark to keep. Exit code 0: not restarted.
         return;
     };
+    shmem::lock().keeper_pid = std::process::id() as i32;
     while BackgroundWorker::wait_latch(Some(POLL)) {
         if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
             ereport!(

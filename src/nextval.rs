@@ -4,16 +4,19 @@
 //! lock holds.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use pgrx::bgworkers::BackgroundWorker;
 use pgrx::{check_for_interrupts, pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::generator::lease_target;
+use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{resume_floor, Stored};
 use snowflake_id_core::{GeneratorState, Layout, Policy, Step, StoredLayout};
 
 use crate::durable::{self, ReadError};
-use crate::errors::{raise_core, raise_io, raise_not_preloaded, raise_setting};
-use crate::{guc, shmem};
+use crate::errors::{raise_core, raise_io, raise_not_preloaded, raise_read_only, raise_setting};
+use crate::{guc, shmem, wal};
 
 /// How far ahead of need a durable reservation reaches: after a crash the
 /// next ID is at most this far ahead of the last one issued.
@@ -40,7 +43,7 @@ pub fn now_unix_ms() -> i64 {
     // SAFETY: ts is a valid out-pointer; CLOCK_REALTIME always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     // Floor division keeps instants before 1970 (a badly set clock) ordered.
-    (ts.tv_sec as i64) * 1000 + (ts.tv_nsec as i64).div_euclid(1_000_000)
+    ts.tv_sec * 1000 + ts.tv_nsec.div_euclid(1_000_000)
 }
 
 /// The layout and worker id, or the error that stops IDs being issued.
@@ -54,13 +57,41 @@ pub fn generator_settings() -> (Layout, i64) {
     (layout, worker_id)
 }
 
+/// Set once this backend has seen recovery over: a backend never goes back
+/// into recovery, so later calls skip the check (a guarded FFI call).
+static OUT_OF_RECOVERY: AtomicBool = AtomicBool::new(false);
+
+/// Whether this server is a standby (or still replaying after a crash).
+pub fn in_recovery() -> bool {
+    if OUT_OF_RECOVERY.load(Ordering::Relaxed) {
+        return false;
+    }
+    // SAFETY: plain query of the shared recovery state.
+    let recovering = unsafe { pg_sys::RecoveryInProgress() };
+    if !recovering {
+        OUT_OF_RECOVERY.store(true, Ordering::Relaxed);
+    }
+    recovering
+}
+
+/// Only a primary issues IDs, and only in a transaction that may write,
+/// like `nextval()`: a standby would repeat its primary's IDs, and a
+/// read-only transaction promised not to change anything durable.
+pub fn check_may_issue(function: &str) {
+    if in_recovery() {
+        raise_read_only(function, "during recovery", true);
+    }
+    // SAFETY: a plain global of the current transaction.
+    if unsafe { pg_sys::XactReadOnly } {
+        raise_read_only(function, "in a read-only transaction", false);
+    }
+}
+
 pub fn next_id() -> i64 {
+    check_may_issue("snowflake_nextval()");
     let (layout, worker_id) = generator_settings();
-    let policy = Policy {
-        max_drift_ms: guc::max_drift_ms(),
-        lease_ms: LEASE_MS,
-        renew_within_ms: BACKEND_RENEWS_WITHIN_MS,
-    };
+    let policy =
+        Policy { max_drift_ms: guc::max_drift_ms(), lease_ms: LEASE_MS, renew_within_ms: BACKEND_RENEWS_WITHIN_MS };
     let mut confirm = None;
     loop {
         let now = now_unix_ms().saturating_sub(layout.epoch_ms());
@@ -80,7 +111,7 @@ pub fn next_id() -> i64 {
                     let target = lease_target(counter >> layout.sequence_bits(), now, LEASE_MS);
                     // The ID is already covered; a failed early renewal only warns,
                     // and the next caller that needs the mark tries again.
-                    if let Err(e) = reserve(&layout, worker_id, target, target) {
+                    if let Err(e) = reserve(&layout, worker_id, target, target, Kind::Mark, Writer::Query) {
                         pgrx::ereport!(
                             PgLogLevel::WARNING,
                             PgSqlErrorCode::ERRCODE_IO_ERROR,
@@ -93,7 +124,7 @@ pub fn next_id() -> i64 {
             Step::Recheck { seen } => confirm = Some(seen),
             Step::NeedLease { through } => {
                 let target = lease_target(through, now, LEASE_MS);
-                if let Err(e) = reserve(&layout, worker_id, through, target) {
+                if let Err(e) = reserve(&layout, worker_id, through, target, Kind::Mark, Writer::Query) {
                     raise_io("write", &durable::path().to_string_lossy(), &e);
                 }
             }
@@ -102,7 +133,9 @@ pub fn next_id() -> i64 {
     }
 }
 
-/// Starts the shared generator above the durable mark, once per server start.
+/// Starts the shared generator above the durable mark, once per server
+/// start (or promotion): above the later of the state file and the mark
+/// replayed from WAL, and the clock.
 fn start(layout: &Layout, worker_id: i64) {
     let outcome = {
         let _io = shmem::state_io();
@@ -112,11 +145,12 @@ fn start(layout: &Layout, worker_id: i64) {
         let now_ms = now_unix_ms();
         (|| {
             layout.check_clock(now_ms).map_err(ReadError::Invalid)?;
-            let stored = durable::read()?;
+            let stored = Stored::later(durable::read()?, shmem::lock().replayed);
             let now = now_ms - layout.epoch_ms();
             let floor = resume_floor(stored.as_ref(), layout, worker_id, now).map_err(ReadError::Invalid)?;
             let mut guard = shmem::lock();
             guard.generator = Some(GeneratorState::resume(layout, floor, floor - 1, now));
+            guard.written_lease = floor - 1;
             guard.started_unix_ms = now_ms;
             Ok(())
         })()
@@ -131,50 +165,145 @@ fn start(layout: &Layout, worker_id: i64) {
 /// The mark keeper's turn: extends the mark if IDs were issued lately and
 /// it is getting close. Returns whether it wrote.
 pub fn renew_if_due(layout: &Layout, worker_id: i64) -> std::io::Result<bool> {
+    if in_recovery() {
+        // Only where IDs are issued; a standby's mark comes from WAL.
+        return Ok(false);
+    }
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());
     let due = shmem::lock().generator.and_then(|g| {
         g.renewal_due(layout, now, KEEPER_ACTIVE_MS, KEEPER_RENEWS_WITHIN_MS)
             .then(|| lease_target(g.last_counter() >> layout.sequence_bits(), now, LEASE_MS))
     });
     let Some(target) = due else { return Ok(false) };
-    let wrote = reserve(layout, worker_id, target, target)?;
+    let wrote = reserve(layout, worker_id, target, target, Kind::Mark, Writer::Keeper)?;
     if wrote {
         shmem::lock().keeper_mark_writes += 1;
     }
     Ok(wrote)
 }
 
+/// Who makes the mark durable, which decides how a wait for synchronous
+/// standbys may end.
+#[derive(Clone, Copy)]
+pub enum Writer {
+    /// A backend: statement_timeout and pg_cancel_backend end the wait with an ERROR.
+    Query,
+    /// The mark keeper: SIGTERM ends the wait.
+    Keeper,
+}
+
+impl Writer {
+    fn keep_waiting(self) -> fn() -> bool {
+        match self {
+            Writer::Query => || {
+                check_for_interrupts!();
+                true
+            },
+            Writer::Keeper => || !BackgroundWorker::sigterm_received(),
+        }
+    }
+}
+
+fn stored_layout(layout: &Layout, worker_id: i64) -> StoredLayout {
+    StoredLayout {
+        worker_bits: layout.worker_bits(),
+        sequence_bits: layout.sequence_bits(),
+        epoch_ms: layout.epoch_ms(),
+        worker_id,
+    }
+}
+
 /// Makes ticks up to `target` durable unless ticks up to `through` already
-/// are; the file never moves backwards because all writers hold the LWLock
-/// and write at least the mark in force. Returns whether it wrote.
-fn reserve(layout: &Layout, worker_id: i64, through: i64, target: i64) -> std::io::Result<bool> {
-    let _io = shmem::state_io();
-    let current = match shmem::lock().generator.as_ref() {
-        Some(g) => g.lease_until(),
-        None => return Ok(false),
+/// are, then lets the generator use them. Returns whether it wrote.
+///
+/// Under the LWLock: the state file first (so that a base backup taken
+/// meanwhile copies a mark at least as new as any record before its
+/// checkpoint), then the WAL record, flushed. Then, without any lock, the
+/// wait for synchronous standbys, which may be long and must stay
+/// interruptible; only after it may IDs under the new mark be issued. The
+/// file never moves backwards because all writers hold the LWLock and write
+/// at least what was written before.
+fn reserve(
+    layout: &Layout,
+    worker_id: i64,
+    through: i64,
+    target: i64,
+    kind: Kind,
+    writer: Writer,
+) -> std::io::Result<bool> {
+    let (lease, lsn, wrote) = {
+        let _io = shmem::state_io();
+        let (usable, written, lsn) = {
+            let shared = shmem::lock();
+            match shared.generator.as_ref() {
+                Some(g) => (g.lease_until(), shared.written_lease, shared.mark_lsn),
+                None => return Ok(false),
+            }
+        };
+        if usable >= through {
+            with_generator(GeneratorState::abandon_renewal);
+            return Ok(false);
+        }
+        if written >= through {
+            // Written by another caller whose standby wait is not over yet.
+            (written, lsn, false)
+        } else {
+            let stored = Stored { layout: stored_layout(layout, worker_id), lease_until: target.max(written) };
+            if let Err(e) = durable::write(&stored) {
+                with_generator(GeneratorState::abandon_renewal);
+                return Err(e);
+            }
+            let lsn = wal::log_mark(kind, &stored);
+            let mut shared = shmem::lock();
+            shared.written_lease = stored.lease_until;
+            shared.mark_lsn = lsn;
+            if let Some(g) = shared.generator.as_mut() {
+                g.counters.leases += 1;
+            }
+            (stored.lease_until, lsn, true)
+        }
     };
-    if current >= through {
+    if !wal::wait_for_sync_standbys(lsn, writer.keep_waiting()) {
         with_generator(GeneratorState::abandon_renewal);
         return Ok(false);
     }
-    let stored = Stored {
-        layout: StoredLayout {
-            worker_bits: layout.worker_bits(),
-            sequence_bits: layout.sequence_bits(),
-            epoch_ms: layout.epoch_ms(),
-            worker_id,
-        },
-        lease_until: target.max(current),
-    };
-    match durable::write(&stored) {
-        Ok(()) => {
-            with_generator(|g| g.extend_lease(stored.lease_until));
-            Ok(true)
-        }
-        Err(e) => {
-            with_generator(GeneratorState::abandon_renewal);
-            Err(e)
-        }
+    with_generator(|g| g.extend_lease(lease));
+    Ok(wrote)
+}
+
+/// Moves the generator past `id` (IDs restored from a dump, copied from
+/// another cluster): every ID issued afterwards is greater. The new mark is
+/// made durable and WAL-logged first, so a crash or failover right after
+/// keeps it. Returns the smallest ID the next call may return.
+pub fn advance_past(id: i64) -> i64 {
+    check_may_issue("snowflake_advance_past()");
+    let (layout, worker_id) = generator_settings();
+    let tick = layout.decode(id).map(|p| p.unix_ms - layout.epoch_ms()).unwrap_or_else(|e| raise_core(&e));
+    if tick >= layout.max_tick() {
+        raise_core(&snowflake_id_core::Error::Exhausted { last_ms: layout.last_unix_ms() });
+    }
+    if shmem::lock().generator.is_none() {
+        start(&layout, worker_id);
+    }
+    let now = now_unix_ms().saturating_sub(layout.epoch_ms());
+    let through = tick + 1;
+    if let Err(e) =
+        reserve(&layout, worker_id, through, lease_target(through, now, LEASE_MS), Kind::Advance, Writer::Query)
+    {
+        raise_io("write", &durable::path().to_string_lossy(), &e);
+    }
+    let next =
+        shmem::lock().generator.as_mut().map(|g| g.advance_past(&layout, tick, now).map(|_| g.last_counter() + 1));
+    match next {
+        Some(Ok(next)) => layout.id_from_counter(next, worker_id),
+        Some(Err(e)) => raise_core(&e),
+        // start() above returns only with a generator in place.
+        None => crate::errors::raise(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "snowflake_id: the generator is not running".into(),
+            None,
+            None,
+        ),
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
+use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::GeneratorState;
 
 use crate::spinlock::{Guard, SpinLocked};
@@ -27,6 +28,16 @@ pub struct Shared {
     pub started_unix_ms: i64,
     /// Durable-mark writes done by the mark keeper rather than by a query.
     pub keeper_mark_writes: u64,
+    /// The lease written to the state file and WAL. It becomes the
+    /// generator's usable lease once synchronous standbys (if any) have the
+    /// record; until then it is only a floor for the next start.
+    pub written_lease: i64,
+    /// End of the newest mark record written here, or replayed here.
+    pub mark_lsn: u64,
+    /// The newest mark replayed from WAL (crash recovery, a standby).
+    pub replayed: Option<Stored>,
+    /// The mark keeper's pid while it runs, else 0.
+    pub keeper_pid: i32,
 }
 
 // SAFETY: plain old data with no pointers.
@@ -49,7 +60,17 @@ pub fn init() {
     if unsafe { !pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    pg_shmem_init!(SHARED = SpinLocked::new(Shared { generator: None, started_unix_ms: 0, keeper_mark_writes: 0 }));
+    pg_shmem_init!(
+        SHARED = SpinLocked::new(Shared {
+            generator: None,
+            started_unix_ms: 0,
+            keeper_mark_writes: 0,
+            written_lease: -1,
+            mark_lsn: 0,
+            replayed: None,
+            keeper_pid: 0,
+        })
+    );
     pg_shmem_init!(STATE_IO);
     PRELOADED.store(true, Ordering::Relaxed);
 }

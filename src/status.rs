@@ -1,12 +1,60 @@
 //! `snowflake_id_status()`: one row a DBA can watch or graph.
 
+use pgrx::pgrx_sql_entity_graph::metadata::{
+    ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable, TypeOrigin,
+};
 use pgrx::prelude::*;
+use snowflake_id_core::state_file::Stored;
 
 use crate::api::to_timestamptz;
-use crate::nextval::{generator_settings, now_unix_ms};
-use crate::{guc, shmem};
+use crate::nextval::{generator_settings, in_recovery, now_unix_ms};
+use crate::{durable, guc, shmem};
 
 type Ts = TimestampWithTimeZone;
+
+/// A WAL position, returned as PostgreSQL's `pg_lsn` so that a DBA can
+/// compare it with `pg_last_wal_replay_lsn()` or `pg_stat_replication`.
+pub struct Lsn(u64);
+
+impl pgrx::IntoDatum for Lsn {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        // pg_lsn is a by-value 64-bit type.
+        Some(pg_sys::Datum::from(self.0))
+    }
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::PG_LSNOID
+    }
+}
+
+// SAFETY: returns the by-value datum built above, or NULL.
+unsafe impl pgrx::callconv::BoxRet for Lsn {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut pgrx::callconv::FcInfo<'fcx>) -> pgrx::datum::Datum<'fcx> {
+        match pgrx::IntoDatum::into_datum(self) {
+            Some(datum) => fcinfo.return_raw_datum(datum),
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
+// SAFETY: the SQL type named is the one into_datum builds.
+unsafe impl SqlTranslatable for Lsn {
+    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(Lsn);
+    const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("pg_lsn"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("pg_lsn")));
+}
+
+/// A standby has no generator; its mark is the newest one replayed, or the
+/// state file's after a restart (redo keeps the file up to date).
+fn standby_mark(replayed: Option<Stored>) -> Option<Stored> {
+    Stored::later(replayed, durable::read().ok().flatten())
+}
+
+/// The keeper's pid if that process is still there.
+fn live_pid(pid: i32) -> Option<i32> {
+    // SAFETY: signal 0 only checks that the process exists.
+    (pid > 0 && unsafe { libc::kill(pid, 0) } == 0).then_some(pid)
+}
 
 /// Layout, worker, the generator's clocks and mark, and counters since the
 /// server started. The counters are `bigint` and only grow until restart.
@@ -33,6 +81,9 @@ fn snowflake_id_status() -> TableIterator<
         name!(largest_step_back_ms, i64),
         name!(mark_writes, i64),
         name!(mark_writes_by_keeper, i64),
+        name!(in_recovery, bool),
+        name!(mark_lsn, Option<Lsn>),
+        name!(keeper_pid, Option<i32>),
     ),
 > {
     let (layout, worker_id) = generator_settings();
@@ -44,6 +95,12 @@ fn snowflake_id_status() -> TableIterator<
     let last = g.map(|g| g.last_counter()).filter(|c| *c >= 0);
     let counters = g.map(|g| g.counters).unwrap_or_default();
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let recovering = in_recovery();
+    let durable_mark = match g {
+        Some(g) => (g.lease_until() >= 0).then(|| epoch + g.lease_until()),
+        None if recovering => standby_mark(shared.replayed).map(|m| m.layout.epoch_ms + m.lease_until),
+        None => None,
+    };
     TableIterator::once((
         worker_id,
         layout.worker_bits().into(),
@@ -54,7 +111,7 @@ fn snowflake_id_status() -> TableIterator<
         last.map(|c| to_timestamptz(epoch + (c >> layout.sequence_bits()))),
         to_timestamptz(now_ms),
         last.and(g).map(|g| g.drift(&layout, now).max(0)),
-        g.map(|g| g.lease_until()).filter(|t| *t >= 0).map(|t| to_timestamptz(epoch + t)),
+        durable_mark.map(to_timestamptz),
         guc::max_drift_ms(),
         count(counters.issued),
         count(counters.borrowed_ms),
@@ -63,5 +120,8 @@ fn snowflake_id_status() -> TableIterator<
         counters.largest_step_back_ms,
         count(counters.leases),
         count(shared.keeper_mark_writes),
+        recovering,
+        (shared.mark_lsn > 0).then_some(Lsn(shared.mark_lsn)),
+        live_pid(shared.keeper_pid),
     ))
 }

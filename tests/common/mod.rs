@@ -55,22 +55,20 @@ fn check(what: &str, out: Output) -> Output {
 }
 
 impl Cluster {
-    /// initdb a new cluster with `conf` appended to postgresql.conf. Not started.
-    pub fn init(conf: &[&str]) -> Cluster {
+    /// A private directory and port for a cluster not made yet.
+    fn empty() -> Cluster {
         let dir = tempfile::Builder::new().prefix("snowflake_id_test.").tempdir().expect("tempdir");
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
-        let port = 56000 + (std::process::id() % 1000) as u16 * 3 + NEXT_PORT.fetch_add(1, Ordering::Relaxed);
-        let c = Cluster { dir, port, env: vec![], running: false };
-        check(
-            "initdb",
-            run_as_postgres(
-                &[&format!("{BIN}/initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
-                &[],
-            ),
-        );
-        let socket = c.dir.path().display().to_string();
+        // Room for several clusters per test process (primaries and standbys).
+        let port = 56000 + (std::process::id() % 250) as u16 * 32 + NEXT_PORT.fetch_add(1, Ordering::Relaxed) % 32;
+        Cluster { dir, port, env: vec![], running: false }
+    }
+
+    /// Where this cluster listens, and `conf` after it, in postgresql.conf.
+    fn configure(&self, conf: &[&str]) {
+        let socket = self.dir.path().display().to_string();
         let mut lines = vec![
-            format!("port = {port}"),
+            format!("port = {}", self.port),
             format!("unix_socket_directories = '{socket}'"),
             "listen_addresses = ''".into(),
             "fsync = on".into(),
@@ -78,8 +76,88 @@ impl Cluster {
             "shared_buffers = 32MB".into(),
         ];
         lines.extend(conf.iter().map(|s| s.to_string()));
-        c.append_conf(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        self.append_conf(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+
+    /// initdb a new cluster with `conf` appended to postgresql.conf. Not started.
+    pub fn init(conf: &[&str]) -> Cluster {
+        let c = Cluster::empty();
+        check(
+            "initdb",
+            run_as_postgres(
+                &[&format!("{BIN}/initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
+                &[],
+            ),
+        );
+        c.configure(conf);
         c
+    }
+
+    /// A streaming standby of the running `primary`, made as a DBA makes one
+    /// (`pg_basebackup -R -X stream`), with its own port and socket and
+    /// `conf` appended. Not started.
+    pub fn standby_of(primary: &Cluster, conf: &[&str]) -> Cluster {
+        let c = Cluster::empty();
+        let (socket, port) = (primary.socket_dir().display().to_string(), primary.port.to_string());
+        check(
+            "pg_basebackup",
+            run_as_postgres(
+                &[
+                    &format!("{BIN}/pg_basebackup"),
+                    "-h",
+                    &socket,
+                    "-p",
+                    &port,
+                    "-U",
+                    "postgres",
+                    "-D",
+                    c.data().to_str().unwrap(),
+                    "-R",
+                    "-X",
+                    "stream",
+                    "-c",
+                    "fast",
+                ],
+                &[],
+            ),
+        );
+        c.configure(conf);
+        c
+    }
+
+    /// `pg_ctl promote`, waiting until the server accepts writes.
+    pub fn promote(&self) {
+        let data = self.data();
+        check(
+            "pg_ctl promote",
+            run_as_postgres(
+                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"],
+                &[],
+            ),
+        );
+    }
+
+    /// Waits until this standby has replayed WAL up to `lsn` (text, as
+    /// `pg_lsn` prints it).
+    pub fn wait_replayed(&self, lsn: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut client = self.connect();
+        loop {
+            let done: bool = client
+                .query_one("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", &[&lsn])
+                .expect("replay position")
+                .get(0);
+            if done {
+                return;
+            }
+            assert!(Instant::now() < deadline, "standby did not replay up to {lsn}:\n{}", self.log());
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// One text value of a query.
+    pub fn query_text(&self, sql: &str) -> String {
+        self.connect().query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0)
     }
 
     /// The usual test cluster: preloaded, worker 1, started, extension created.
@@ -145,7 +223,10 @@ impl Cluster {
     pub fn stop(&mut self) {
         if self.running {
             let data = self.data();
-            let out = run_as_postgres(&[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"], &[]);
+            let out = run_as_postgres(
+                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"],
+                &[],
+            );
             check("pg_ctl stop", out);
             self.running = false;
         }
@@ -234,7 +315,10 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if self.running {
             let data = self.data();
-            let _ = run_as_postgres(&[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
+            let _ = run_as_postgres(
+                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"],
+                &[],
+            );
         }
     }
 }

@@ -1,0 +1,147 @@
+//! The durable mark in WAL: a custom resource manager whose records carry
+//! each new mark, so that crash recovery and every streaming standby learn
+//! how far the primary may have issued IDs.
+//!
+//! A primary writes one record per advance of the mark (about two a second
+//! while IDs flow, none when idle) and flushes it before any ID under the
+//! new mark is returned; with `synchronous_standby_names` set it also waits
+//! until the synchronous standbys have flushed it. Redo runs in the startup
+//! process, the same in crash recovery and on a standby: it raises the mark
+//! in shared memory and rewrites the state file durably, because records
+//! before a checkpoint's redo pointer are never replayed again.
+
+use std::ffi::{c_char, CStr};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use snowflake_id_core::mark_record::{self, Kind};
+use snowflake_id_core::state_file::Stored;
+
+use crate::{durable, errors, guc};
+
+/// The resource manager's name, as `pg_get_wal_resource_managers()` and
+/// `pg_walinspect` show it.
+const RM_NAME: &CStr = c"snowflake_id";
+
+/// The id registered in the postmaster; every child inherits it by fork.
+static RMGR_ID: AtomicU8 = AtomicU8::new(0);
+
+/// Registers the resource manager; only possible while preload libraries
+/// load. A taken id is a FATAL error at start naming the other one.
+pub fn register() {
+    let id = guc::wal_rmgr_id();
+    let data = pg_sys::RmgrData {
+        rm_name: RM_NAME.as_ptr(),
+        rm_redo: Some(redo),
+        rm_desc: Some(desc),
+        rm_identify: Some(identify),
+        ..Default::default()
+    };
+    // SAFETY: called from _PG_init during preload; PostgreSQL copies `data`
+    // and keeps only rm_name, which is static.
+    unsafe { pg_sys::RegisterCustomRmgr(id, &data as *const pg_sys::RmgrData as *mut _) };
+    RMGR_ID.store(id, Ordering::Relaxed);
+}
+
+/// Writes one record carrying `stored` and flushes it; returns its end LSN.
+/// Errors (no WAL during recovery, a full disk) are PostgreSQL's own.
+pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
+    let data = mark_record::encode(stored);
+    // SAFETY: the standard sequence for a record without buffers; `data`
+    // outlives XLogInsert, which copies it.
+    unsafe {
+        pg_sys::XLogBeginInsert();
+        pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char, data.len() as i32);
+        let lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), kind.info());
+        pg_sys::XLogFlush(lsn);
+        lsn
+    }
+}
+
+/// Whether `synchronous_standby_names` asks for synchronous standbys, and
+/// if so up to where they have flushed WAL. Decided as PostgreSQL's own
+/// commit wait does: from the checkpointer's reading of the setting once it
+/// has one, from the setting before that.
+fn sync_standbys() -> Option<pg_sys::XLogRecPtr> {
+    // SAFETY: WalSndCtl is set up at server start. Its fields are written
+    // under SyncRepLock; a byte and an aligned 64-bit word are read
+    // atomically here, and a stale value only makes us wait one more round.
+    unsafe {
+        let ctl = pg_sys::WalSndCtl;
+        if ctl.is_null() {
+            return None;
+        }
+        let status = u32::from(std::ptr::read_volatile(&(*ctl).sync_standbys_status));
+        let defined = if status & pg_sys::SYNC_STANDBY_INIT == 0 {
+            let names = pg_sys::SyncRepStandbyNames;
+            !names.is_null() && *names != 0
+        } else {
+            status & pg_sys::SYNC_STANDBY_DEFINED != 0
+        };
+        defined.then(|| std::ptr::read_volatile(&(*ctl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]))
+    }
+}
+
+/// Waits until the synchronous standbys (if any are configured) have
+/// flushed WAL up to `lsn`. Polls every millisecond on the latch, calling
+/// `keep_waiting` in between: a backend checks for interrupts there
+/// (statement_timeout, pg_cancel_backend), the mark keeper for SIGTERM.
+/// Returns false if it gave up.
+pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -> bool) -> bool {
+    loop {
+        match sync_standbys() {
+            None => return true,
+            Some(flushed) if flushed >= lsn => return true,
+            Some(_) => {}
+        }
+        // SAFETY: MyLatch is this process's latch.
+        unsafe {
+            pg_sys::WaitLatch(
+                pg_sys::MyLatch,
+                (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+                1,
+                pg_sys::PG_WAIT_EXTENSION,
+            );
+            pg_sys::ResetLatch(pg_sys::MyLatch);
+        }
+        if !keep_waiting() {
+            return false;
+        }
+    }
+}
+
+/// The record's payload, as redo and desc get it.
+///
+/// # Safety
+/// `record` is the reader state PostgreSQL passes to a resource manager.
+unsafe fn payload<'a>(record: *mut pg_sys::XLogReaderState) -> (u8, &'a [u8]) {
+    let decoded = (*record).record;
+    let info = (*decoded).header.xl_info;
+    let len = (*decoded).main_data_len as usize;
+    let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts((*decoded).main_data as *const u8, len) };
+    (info, data)
+}
+
+/// Redo: raise the replayed mark and make it durable in the state file.
+#[pg_guard]
+unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
+    let (_, data) = payload(record);
+    let stored = mark_record::decode(data).unwrap_or_else(|e| errors::raise_core(&e));
+    durable::replay(&stored, (*record).EndRecPtr);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
+    let (_, data) = payload(record);
+    let text = match mark_record::decode(data) {
+        Ok(stored) => mark_record::describe(&stored),
+        Err(e) => e.to_string(),
+    };
+    pg_sys::appendBinaryStringInfo(buf, text.as_ptr() as *const c_char, text.len() as i32);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn identify(info: u8) -> *const c_char {
+    Kind::from_info(info).map_or(std::ptr::null(), |kind| kind.name().as_ptr())
+}

@@ -1,0 +1,314 @@
+//! Streaming replication and failover: a standby refuses to issue IDs, the
+//! durable mark reaches it through WAL, and a promoted standby never
+//! repeats an ID its old primary returned. Standbys are made with
+//! `pg_basebackup -R`, as a DBA makes them; clocks are shifted with
+//! libfaketime, never the machine's.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+
+/// The end of the newest mark record the primary wrote, as text.
+fn mark_lsn(cluster: &Cluster) -> String {
+    cluster.query_text("SELECT mark_lsn::text FROM snowflake_id_status")
+}
+
+fn insert_ids(client: &mut postgres::Client, n: i32) -> Vec<i64> {
+    client
+        .query("INSERT INTO t (n) SELECT g FROM generate_series(1, $1) g RETURNING id", &[&n])
+        .unwrap_or_else(|e| panic!("insert: {}", describe(&e)))
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+fn assert_all_above(old: &[i64], new: &[i64], what: &str) {
+    let max_old = old.iter().max().expect("old IDs");
+    let min_new = new.iter().min().expect("new IDs");
+    assert!(min_new > max_old, "{what}: new ID {min_new} is not above old ID {max_old}");
+}
+
+/// A primary with table `t` (id defaulting to snowflake_nextval()) and a
+/// running streaming standby of it.
+fn primary_and_standby(primary_conf: &[&str], standby_env: Option<&str>) -> (Cluster, Cluster, Option<FakeClock>) {
+    let primary = Cluster::preloaded(primary_conf);
+    primary.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
+    let mut standby = Cluster::standby_of(&primary, &[]);
+    let clock = standby_env.map(|offset| {
+        let clock = FakeClock::new(&standby, offset);
+        standby.set_env(clock.env());
+        clock
+    });
+    standby.start();
+    (primary, standby, clock)
+}
+
+#[test]
+fn standby_refuses_to_issue_ids_and_still_decodes() {
+    let (primary, standby, _) = primary_and_standby(&["snowflake_id.worker_id = 1"], None);
+    let ids = insert_ids(&mut primary.connect(), 1000);
+    standby.wait_replayed(&mark_lsn(&primary));
+
+    let e = standby.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "25006", "{e:?}");
+    assert_eq!(e.message, "cannot execute snowflake_nextval() during recovery");
+    assert!(e.hint.contains("primary"), "{e:?}");
+
+    // Decoding, time bounds and the status view work on the standby.
+    let max_id = *ids.iter().max().unwrap();
+    let worker: i32 =
+        standby.connect().query_one("SELECT (snowflake_decode($1)).worker_id", &[&max_id]).unwrap().get(0);
+    assert_eq!(worker, 1);
+    assert!(standby.query_i64("SELECT snowflake_from_timestamp(now())") > 0);
+    let row = standby
+        .connect()
+        .query_one(
+            "SELECT in_recovery, durable_mark >= (snowflake_decode($1)).ts, mark_lsn::text, last_id IS NULL
+               FROM snowflake_id_status",
+            &[&max_id],
+        )
+        .unwrap();
+    assert!(row.get::<_, bool>(0), "in_recovery");
+    assert!(row.get::<_, bool>(1), "the replayed mark is below the primary's IDs");
+    assert_eq!(row.get::<_, String>(2), mark_lsn(&primary), "the standby's mark_lsn is not the primary's");
+    assert!(row.get::<_, bool>(3), "a standby issued IDs");
+
+    // No mark keeper on a standby: nothing there may write a mark.
+    let keepers = std::process::Command::new("pgrep")
+        .args(["-P", &standby.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
+        .output()
+        .expect("pgrep");
+    assert_eq!(String::from_utf8_lossy(&keepers.stdout).lines().count(), 0, "a mark keeper runs on the standby");
+    assert!(standby.query_text("SELECT coalesce(keeper_pid::text, 'none') FROM snowflake_id_status") == "none");
+}
+
+/// Burst IDs run the primary's logical clock tens of seconds ahead of the
+/// wall clock; only the mark replayed from WAL tells the standby.
+fn burst_on(primary: &Cluster) -> Vec<i64> {
+    let mut client = primary.connect();
+    let mut returned = insert_ids(&mut client, 40_000);
+    returned.extend(draw(&mut client, 60_000));
+    let drift = primary.query_i64("SELECT drift_ms FROM snowflake_id_status");
+    assert!(drift > 10_000, "the burst should run the logical clock ahead by tens of seconds: {drift} ms");
+    returned
+}
+
+/// What the new primary does after a failover: inserts with the default
+/// succeed, and every new ID is above every ID the old primary returned.
+fn after_failover_ids_are_above(new_primary: &Cluster, returned: &[i64]) {
+    let mut client = new_primary.connect();
+    let inserted = insert_ids(&mut client, 5_000);
+    let drawn = draw(&mut client, 5_000);
+    assert_strictly_increasing(&inserted, "inserted after promotion");
+    assert_all_above(returned, &inserted, "inserted after promotion");
+    assert_all_above(returned, &drawn, "drawn after promotion");
+    assert_no_duplicates([&returned.to_vec(), &inserted, &drawn]);
+}
+
+#[test]
+fn promoted_standby_continues_above_a_burst_of_its_old_primary() {
+    // 2 sequence bits: 4 IDs per ms, so 100k IDs borrow about 25 s.
+    let (mut primary, standby, _) =
+        primary_and_standby(&["snowflake_id.worker_id = 2", "snowflake_id.sequence_bits = 2"], None);
+    let returned = burst_on(&primary);
+    // Asynchronous replication: the failover keeps what reached the standby.
+    standby.wait_replayed(&mark_lsn(&primary));
+    primary.crash();
+    standby.promote();
+    after_failover_ids_are_above(&standby, &returned);
+}
+
+#[test]
+fn promoted_standby_with_its_clock_an_hour_behind_does_not_repeat() {
+    let (mut primary, standby, _) = primary_and_standby(&["snowflake_id.worker_id = 3"], Some("-1h"));
+    let returned = insert_ids(&mut primary.connect(), 20_000);
+    let behind: bool = standby
+        .connect()
+        .query_one(
+            "SELECT now() < $1::text::timestamptz - interval '50 minutes'",
+            &[&primary.query_text("SELECT now()::text")],
+        )
+        .unwrap()
+        .get(0);
+    assert!(behind, "the standby's clock is not an hour behind");
+    standby.wait_replayed(&mark_lsn(&primary));
+    primary.crash();
+    standby.promote();
+    after_failover_ids_are_above(&standby, &returned);
+}
+
+#[test]
+fn standby_keeps_the_replayed_mark_across_a_restartpoint_and_restart() {
+    let (mut primary, mut standby, _) =
+        primary_and_standby(&["snowflake_id.worker_id = 4", "snowflake_id.sequence_bits = 2"], None);
+    let returned = burst_on(&primary);
+    // A checkpoint on the primary, replayed, lets the standby make a
+    // restartpoint that moves its redo pointer past every mark record.
+    primary.sql("CHECKPOINT");
+    standby.wait_replayed(&primary.query_text("SELECT pg_current_wal_insert_lsn()::text"));
+    standby.sql("CHECKPOINT");
+    standby.restart();
+    let max_returned = *returned.iter().max().unwrap();
+    let covered: bool = standby
+        .connect()
+        .query_one("SELECT durable_mark >= (snowflake_decode($1)).ts FROM snowflake_id_status", &[&max_returned])
+        .unwrap()
+        .get(0);
+    assert!(covered, "after a restart the standby lost the mark it had replayed");
+    primary.crash();
+    standby.promote();
+    after_failover_ids_are_above(&standby, &returned);
+}
+
+#[test]
+fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
+    let (mut primary, mut standby, _) =
+        primary_and_standby(&["snowflake_id.worker_id = 5", "snowflake_id.sequence_bits = 2"], None);
+    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+    primary.sql("SELECT pg_reload_conf()");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while primary.query_text("SELECT coalesce(string_agg(sync_state, ','), '') FROM pg_stat_replication") != "sync" {
+        assert!(Instant::now() < deadline, "the standby never became synchronous");
+        thread::sleep(Duration::from_millis(100));
+    }
+
+    // With the standby down, IDs past the mark it has are not returned: the
+    // caller waits (interruptibly) for the standby.
+    draw(&mut primary.connect(), 1_000);
+    standby.stop();
+    let mut client = primary.connect();
+    client.batch_execute("SET statement_timeout = '3s'").unwrap();
+    let before = primary.query_text("SELECT durable_mark::text FROM snowflake_id_status");
+    let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 50000)");
+    assert_eq!(e.code, "57014", "{e:?}");
+    assert_eq!(
+        primary.query_text("SELECT durable_mark::text FROM snowflake_id_status"),
+        before,
+        "the usable mark moved while the synchronous standby was away"
+    );
+    standby.start();
+    client.batch_execute("RESET statement_timeout").unwrap();
+    draw(&mut client, 1_000);
+
+    // Failover under load, with no wait for replay: whatever a client got,
+    // the standby had the mark for.
+    let cfg = primary.config();
+    let during: Vec<Vec<i64>> = thread::scope(|s| {
+        let loaders: Vec<_> = (0..3)
+            .map(|_| {
+                let cfg = cfg.clone();
+                s.spawn(move || {
+                    let mut c = cfg.connect(postgres::NoTls).expect("connect");
+                    let mut got = Vec::new();
+                    while let Ok(rows) = c.query("SELECT snowflake_nextval() FROM generate_series(1, 4000)", &[]) {
+                        got.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+                    }
+                    got
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_millis(1500));
+        primary.crash();
+        loaders.into_iter().map(|h| h.join().expect("loader")).collect()
+    });
+    let returned: Vec<i64> = during.iter().flatten().copied().collect();
+    assert!(returned.len() > 10_000, "the load drew too little: {}", returned.len());
+    standby.promote();
+    after_failover_ids_are_above(&standby, &returned);
+}
+
+#[test]
+fn crash_recovery_restores_the_mark_from_wal_alone() {
+    let mut primary = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 6"]);
+    let clock = FakeClock::new(&primary, "+0");
+    primary.set_env(clock.env());
+    primary.start();
+    primary.sql(
+        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
+    );
+    let before = insert_ids(&mut primary.connect(), 10_000);
+    primary.crash();
+    // The state file is gone and the clock is an hour behind: only the
+    // records replayed from WAL know how far IDs went.
+    std::fs::remove_file(primary.data().join("snowflake_id.state")).expect("remove the state file");
+    clock.set("-1h");
+    primary.start();
+    let after = insert_ids(&mut primary.connect(), 10_000);
+    assert_all_above(&before, &after, "after crash recovery");
+    assert!(primary.data().join("snowflake_id.state").exists(), "redo did not rewrite the state file");
+}
+
+#[test]
+fn walinspect_names_the_records_and_the_resource_manager_is_listed() {
+    // A non-default id: the setting that resolves a clash with another extension.
+    let primary = Cluster::preloaded(&["snowflake_id.worker_id = 7", "snowflake_id.wal_rmgr_id = 200"]);
+    let mut client = primary.connect();
+    client.batch_execute("CREATE EXTENSION pg_walinspect").unwrap();
+    let start: String = client.query_one("SELECT pg_current_wal_insert_lsn()::text", &[]).unwrap().get(0);
+    draw(&mut client, 1000);
+    let past = primary.query_i64("SELECT snowflake_from_timestamp(now() + interval '1 minute')");
+    client.query_one("SELECT snowflake_advance_past($1)", &[&past]).unwrap();
+    let rows = client
+        .query(
+            "SELECT record_type, description FROM pg_get_wal_records_info($1::text::pg_lsn, pg_current_wal_lsn())
+              WHERE resource_manager = 'snowflake_id' ORDER BY start_lsn",
+            &[&start],
+        )
+        .unwrap();
+    let records: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert!(records.iter().any(|(kind, _)| kind == "MARK"), "{records:?}");
+    assert_eq!(records.last().map(|r| r.0.as_str()), Some("ADVANCE"), "{records:?}");
+    for (_, description) in &records {
+        assert!(description.starts_with("mark 20") && description.contains("worker_id 7"), "{records:?}");
+    }
+    let listed: String = client
+        .query_one("SELECT rm_name FROM pg_get_wal_resource_managers() WHERE rm_id = 200 AND NOT rm_builtin", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(listed, "snowflake_id");
+}
+
+#[test]
+fn advance_past_moves_the_mark_durably_and_is_for_superusers() {
+    let (mut primary, standby, _) =
+        primary_and_standby(&["snowflake_id.worker_id = 8", "snowflake_id.max_drift = '50ms'"], None);
+    // IDs restored from a cluster whose clock ran an hour ahead.
+    let restored = primary.query_i64("SELECT snowflake_from_timestamp(now() + interval '1 hour') + 123");
+    let next = primary.query_i64(&format!("SELECT snowflake_advance_past({restored})"));
+    assert!(next > restored);
+    // A crash right after, before any ID was drawn, keeps the new mark.
+    primary.crash();
+    primary.start();
+    let mut client = primary.connect();
+    client.batch_execute("SET statement_timeout = '10s'").unwrap();
+    // Far ahead of the wall clock, but no burst: max_drift does not stall it.
+    let after = insert_ids(&mut client, 5_000);
+    assert_all_above(&[restored], &after, "after advance and crash");
+    assert_eq!(primary.query_i64("SELECT waits FROM snowflake_id_status"), 0);
+
+    // Without a crash, the next ID is the one it announced.
+    let restored = *after.iter().max().unwrap() + (1 << 22) * 60_000;
+    let next = primary.query_i64(&format!("SELECT snowflake_advance_past({restored})"));
+    assert_eq!(draw(&mut client, 1), vec![next]);
+
+    // An ordinary role may not.
+    primary.sql("CREATE ROLE app LOGIN");
+    let mut cfg = primary.config();
+    cfg.user("app");
+    let e = sql_error(&mut cfg.connect(postgres::NoTls).unwrap(), "SELECT snowflake_advance_past(1)");
+    assert_eq!(e.code, "42501", "{e:?}");
+
+    // The standby has it from WAL and refuses to advance itself.
+    standby.wait_replayed(&mark_lsn(&primary));
+    let e = standby.sql_error("SELECT snowflake_advance_past(1)");
+    assert_eq!(e.code, "25006", "{e:?}");
+    let covered: bool = standby
+        .connect()
+        .query_one("SELECT durable_mark >= (snowflake_decode($1)).ts FROM snowflake_id_status", &[&restored])
+        .unwrap()
+        .get(0);
+    assert!(covered, "the standby does not have the advanced mark");
+}
