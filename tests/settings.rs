@@ -169,3 +169,18 @@ fn js_safe_layout_issues_ids_below_2_pow_53_that_decode_back() {
     };
     assert_eq!((wb, sb), (6, 6));
 }
+
+/// Like `nextval()`: drawing an ID writes the generator's durable state,
+/// which a READ ONLY transaction promised not to do.
+#[test]
+fn read_only_transaction_refuses_like_nextval() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    client.batch_execute("BEGIN READ ONLY").unwrap();
+    let e = common::sql_error(&mut client, "SELECT snowflake_nextval()");
+    assert_error(&e, "25006", "cannot execute snowflake_nextval() in a read-only transaction", "read-write");
+    client.batch_execute("ROLLBACK; SET default_transaction_read_only = on").unwrap();
+    assert_eq!(common::sql_error(&mut client, "SELECT snowflake_nextval()").code, "25006");
+    client.batch_execute("RESET default_transaction_read_only").unwrap();
+    client.query_one("SELECT snowflake_nextval()", &[]).unwrap();
+}
