@@ -25,6 +25,9 @@ pub enum Error {
     NegativeId { id: i64 },
     /// A timestamp past what the layout's timestamp field can hold.
     TimestampOutOfRange { unix_ms: i64, last_ms: i64 },
+    /// A span of time that is not a positive number of whole milliseconds the
+    /// timestamp field can hold.
+    SpanOutOfRange { ms: i64, max_ms: i64 },
     /// The logical clock ran past the last tick the layout can encode.
     Exhausted { last_ms: i64 },
     /// The stored state was written under another layout and this one could
@@ -77,6 +80,9 @@ impl fmt::Display for Error {
                 crate::epoch::format_unix_ms(*unix_ms),
                 crate::epoch::format_unix_ms(*last_ms)
             ),
+            Error::SpanOutOfRange { ms, max_ms } => {
+                write!(f, "a span of {ms} ms is not between 1 ms and the layout's {max_ms} ms")
+            }
             Error::Exhausted { last_ms } => write!(
                 f,
                 "the timestamp field is exhausted: no IDs after {}",

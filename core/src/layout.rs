@@ -125,6 +125,17 @@ impl Layout {
         })
     }
 
+    /// How many IDs of one worker's numbering `ms` milliseconds span: the
+    /// distance between the smallest IDs of two instants `ms` apart. Partition
+    /// bounds that are multiples of it fall on multiples of `ms` after the
+    /// epoch (UTC midnights for `1 day` when the epoch is a UTC midnight).
+    pub fn span(&self, ms: i64) -> Result<i64, Error> {
+        if ms <= 0 || ms > self.max_tick() {
+            return Err(Error::SpanOutOfRange { ms, max_ms: self.max_tick() });
+        }
+        Ok(ms << (self.worker_bits + self.sequence_bits))
+    }
+
     /// The smallest ID that can be issued in the millisecond holding
     /// `unix_ms`: every ID made at or after that millisecond is `>=` it. An
     /// instant before the epoch gives 0, which is below every ID.
@@ -240,7 +251,27 @@ mod tests {
             })
     }
 
+    #[test]
+    fn span_of_a_day() {
+        let l = default_layout();
+        assert_eq!(l.span(86_400_000), Ok(86_400_000 << 22));
+        assert!(matches!(l.span(0), Err(Error::SpanOutOfRange { .. })));
+        assert!(matches!(l.span(-5), Err(Error::SpanOutOfRange { .. })));
+        assert!(matches!(l.span(l.max_tick() + 1), Err(Error::SpanOutOfRange { .. })));
+    }
+
     proptest! {
+        /// The accessors' arithmetic: each field of an ID, and a span of time
+        /// as the distance between the smallest IDs of its ends.
+        #[test]
+        fn spans_are_distances_between_instants((l, tick, worker, seq) in layout_and_fields(), d in 1i64..(1i64 << 40)) {
+            prop_assume!(tick.checked_add(d).is_some_and(|t| t <= l.max_tick()) && tick > 0);
+            let at = |t: i64| l.smallest_id_at(l.epoch_ms() + t).unwrap();
+            prop_assert_eq!(at(tick + d) - at(tick), l.span(d).unwrap());
+            let id = l.encode(tick, worker, seq).unwrap();
+            prop_assert!(at(tick) <= id && id < at(tick) + l.span(1).unwrap());
+        }
+
         #[test]
         fn decode_inverts_encode((l, tick, worker, seq) in layout_and_fields()) {
             let id = l.encode(tick, worker, seq).unwrap();
