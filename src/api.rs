@@ -38,26 +38,81 @@ fn snowflake_advance_past(id: i64) -> i64 {
     nextval::advance_past(id)
 }
 
-/// Decodes an ID made by this server (or any with the same layout).
-/// STABLE, not IMMUTABLE: the answer depends on settings a restart may change.
+// Decoding. `snowflake_decode` is an SQL function over these accessors
+// (sql/decode.sql), so that the planner inlines it: `(snowflake_decode(id)).ts`
+// becomes `snowflake_timestamp(id)`, and `FROM t, snowflake_decode(t.id)` (see
+// planner.rs) three accessor calls, with no composite built per row. The
+// forms without a layout use the server's and are STABLE (a restart may change
+// it); those with one are IMMUTABLE, for expression indexes and generated
+// columns.
+
+/// The instant of the millisecond an ID was made in.
 #[pg_extern(stable, parallel_safe)]
-#[search_path(@extschema@)]
-fn snowflake_decode(id: i64) -> pgrx::composite_type!('static, "snowflake_parts") {
-    parts_tuple(decode(&server_layout(), id))
+fn snowflake_timestamp(id: i64) -> TimestampWithTimeZone {
+    to_timestamptz(decode(&server_layout(), id).unix_ms)
 }
 
-/// Decodes an ID made elsewhere: Twitter's, Discord's, another server's.
-#[pg_extern(immutable, parallel_safe, name = "snowflake_decode")]
-#[search_path(@extschema@)]
-fn snowflake_decode_with_layout(
+/// The worker id that made an ID.
+#[pg_extern(stable, parallel_safe)]
+fn snowflake_worker_id(id: i64) -> i32 {
+    // Worker ids and sequences have at most 22 bits: they always fit an int.
+    decode(&server_layout(), id).worker_id as i32
+}
+
+/// An ID's number within its millisecond.
+#[pg_extern(stable, parallel_safe)]
+fn snowflake_sequence(id: i64) -> i32 {
+    decode(&server_layout(), id).sequence as i32
+}
+
+#[pg_extern(immutable, parallel_safe, name = "snowflake_timestamp")]
+fn snowflake_timestamp_with_layout(
     id: i64,
     epoch: TimestampWithTimeZone,
     worker_bits: i32,
     sequence_bits: i32,
-) -> pgrx::composite_type!('static, "snowflake_parts") {
-    let layout =
-        Layout::new(worker_bits.into(), sequence_bits.into(), unix_ms_of(epoch)).unwrap_or_else(|e| raise_core(&e));
-    parts_tuple(decode(&layout, id))
+) -> TimestampWithTimeZone {
+    to_timestamptz(decode(&given_layout(epoch, worker_bits, sequence_bits), id).unix_ms)
+}
+
+#[pg_extern(immutable, parallel_safe, name = "snowflake_worker_id")]
+fn snowflake_worker_id_with_layout(id: i64, epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> i32 {
+    decode(&given_layout(epoch, worker_bits, sequence_bits), id).worker_id as i32
+}
+
+#[pg_extern(immutable, parallel_safe, name = "snowflake_sequence")]
+fn snowflake_sequence_with_layout(id: i64, epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> i32 {
+    decode(&given_layout(epoch, worker_bits, sequence_bits), id).sequence as i32
+}
+
+/// How many IDs one worker's numbering covers in `span`, with the server's
+/// layout: `'1 day'` gives 86,400,000 << (worker_bits + sequence_bits). For
+/// range partitions of equal length in time (pg_partman's `p_interval`).
+/// Days count as 24 hours (IDs are in UTC); months have no fixed length and
+/// are refused.
+#[pg_extern(stable, parallel_safe)]
+fn snowflake_id_span(span: Interval) -> i64 {
+    if span.months() != 0 {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("snowflake_id: a span of months has no fixed number of IDs: {} months", span.months()),
+            None,
+            Some(
+                "Give the span in days or smaller units; bound calendar months with snowflake_from_timestamp().".into(),
+            ),
+        );
+    }
+    let micros = i64::from(span.days()).checked_mul(86_400_000_000).and_then(|d| d.checked_add(span.micros()));
+    let ms = match micros {
+        Some(us) if us % 1000 == 0 => us / 1000,
+        _ => raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "snowflake_id: the span is not a whole number of milliseconds".into(),
+            None,
+            Some("IDs count milliseconds; give a span such as '1 day' or '15 minutes'.".into()),
+        ),
+    };
+    server_layout().span(ms).unwrap_or_else(|e| raise_core(&e))
 }
 
 /// The smallest ID of the millisecond holding `ts`, so that
@@ -73,22 +128,12 @@ fn server_layout() -> Layout {
     *guc::Settings::get().layout.as_ref().unwrap_or_else(|e| raise_setting(e))
 }
 
-fn decode(layout: &Layout, id: i64) -> Parts {
-    layout.decode(id).unwrap_or_else(|e| raise_core(&e))
+fn given_layout(epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> Layout {
+    Layout::new(worker_bits.into(), sequence_bits.into(), unix_ms_of(epoch)).unwrap_or_else(|e| raise_core(&e))
 }
 
-fn parts_tuple(parts: Parts) -> pgrx::composite_type!('static, "snowflake_parts") {
-    let built = (|| -> Result<_, Box<dyn std::error::Error>> {
-        let mut tuple = PgHeapTuple::new_composite_type("snowflake_parts")?;
-        tuple.set_by_name("ts", to_timestamptz(parts.unix_ms))?;
-        // Worker ids and sequences have at most 22 bits: they always fit an int.
-        tuple.set_by_name("worker_id", parts.worker_id as i32)?;
-        tuple.set_by_name("sequence", parts.sequence as i32)?;
-        Ok(tuple)
-    })();
-    built.unwrap_or_else(|e| {
-        raise(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("could not build snowflake_parts: {e}"), None, None)
-    })
+fn decode(layout: &Layout, id: i64) -> Parts {
+    layout.decode(id).unwrap_or_else(|e| raise_core(&e))
 }
 
 /// Unix milliseconds of 2000-01-01, PostgreSQL's timestamp zero.

@@ -93,6 +93,10 @@ pub fn raise_core(e: &Error) -> ! {
             Code::ERRCODE_INVALID_PARAMETER_VALUE,
             Some("worker_bits and sequence_bits must each be 0..22 with a sum of at most 22.".into()),
         ),
+        Error::SpanOutOfRange { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            Some("Give a positive span such as '1 day', shorter than the layout's whole range.".into()),
+        ),
         Error::LayoutWouldGoBack { stored, .. } => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Some(format!(

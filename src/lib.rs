@@ -3,7 +3,8 @@
 //! to settings (`guc`), shared memory (`shmem`, `spinlock`), the durable mark
 //! in the data directory (`durable`) and in WAL (`wal`), the worker that
 //! keeps it ahead (`mark_keeper`), the per-call driver (`nextval`) and SQL (`api`,
-//! `status`), turning core errors into SQLSTATEs (`errors`).
+//! `status`), turning core errors into SQLSTATEs (`errors`), and a planner
+//! hook that keeps decoding in FROM inlined (`planner`).
 
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
@@ -14,6 +15,7 @@ mod errors;
 mod guc;
 mod mark_keeper;
 mod nextval;
+mod planner;
 mod shmem;
 mod spinlock;
 mod status;
@@ -22,12 +24,26 @@ mod wal;
 ::pgrx::pg_module_magic!();
 
 extension_sql_file!("../sql/types.sql", name = "types", bootstrap);
+extension_sql_file!(
+    "../sql/decode.sql",
+    name = "decode",
+    requires = [
+        "types",
+        api::snowflake_timestamp,
+        api::snowflake_worker_id,
+        api::snowflake_sequence,
+        api::snowflake_timestamp_with_layout,
+        api::snowflake_worker_id_with_layout,
+        api::snowflake_sequence_with_layout
+    ]
+);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     shmem::init();
     guc::register(shmem::preloaded());
+    planner::install();
     if shmem::preloaded() {
         wal::register();
         warn_about_settings();

@@ -1,0 +1,192 @@
+//! Decoding in SQL: the scalar accessors, the composite `snowflake_decode`
+//! in both of its forms, time spans, and the planner hook that keeps the
+//! FROM form inlined. Checked against plain SQL arithmetic on random IDs.
+
+mod common;
+
+use common::{sql_error, Cluster};
+
+/// Layouts to check (epoch, worker_bits, sequence_bits): the default,
+/// JS-safe, Discord's, all-sequence and all-worker.
+const LAYOUTS: [(&str, i32, i32); 5] = [
+    ("2025-01-01 00:00:00+00", 10, 12),
+    ("2025-06-01 00:00:00+00", 6, 6),
+    ("2015-01-01 00:00:00+00", 10, 12),
+    ("2020-01-01 00:00:00+00", 0, 22),
+    ("2010-11-04 01:42:54.657+00", 22, 0),
+];
+
+#[test]
+fn accessors_and_both_decode_forms_agree_with_plain_arithmetic() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    for (epoch, w, s) in LAYOUTS {
+        // 20,000 random IDs (their timestamps stay within PostgreSQL's range
+        // with at least 12 node bits), and the extremes. The reference time is
+        // computed in whole days and milliseconds: interval arithmetic on one
+        // large factor goes through float8 and loses microseconds.
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS r;
+                 CREATE TABLE r AS SELECT (random() * 9223372036854775807)::bigint AS id FROM generate_series(1, 20000);
+                 INSERT INTO r VALUES (0), (9223372036854775807);"
+            ))
+            .unwrap();
+        let n = w + s;
+        let mismatches: i64 = client
+            .query_one(
+                "SELECT count(*) FROM r, snowflake_decode(r.id, $1::text::timestamptz, $2, $3) f
+                  WHERE snowflake_timestamp(id, $1::text::timestamptz, $2, $3)
+                            IS DISTINCT FROM $1::text::timestamptz
+                                + ((id >> $4) / 86400000) * interval '1 day' + ((id >> $4) % 86400000) * interval '1 millisecond'
+                     OR snowflake_worker_id(id, $1::text::timestamptz, $2, $3) IS DISTINCT FROM ((id >> $3) & ((1::bigint << $2) - 1))::int
+                     OR snowflake_sequence(id, $1::text::timestamptz, $2, $3) IS DISTINCT FROM (id & ((1::bigint << $3) - 1))::int
+                     OR (snowflake_decode(id, $1::text::timestamptz, $2, $3)).ts IS DISTINCT FROM snowflake_timestamp(id, $1::text::timestamptz, $2, $3)
+                     OR snowflake_decode(id, $1::text::timestamptz, $2, $3) IS DISTINCT FROM f
+                     OR f.worker_id IS DISTINCT FROM snowflake_worker_id(id, $1::text::timestamptz, $2, $3)
+                     OR f.sequence IS DISTINCT FROM snowflake_sequence(id, $1::text::timestamptz, $2, $3)",
+                &[&epoch, &w, &s, &n],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(mismatches, 0, "layout {epoch} {w}+{s}");
+    }
+
+    // The server's layout: the one-argument forms equal the explicit ones.
+    client.batch_execute("CREATE TABLE t AS SELECT snowflake_nextval() AS id FROM generate_series(1, 20000)").unwrap();
+    let agree: bool = client
+        .query_one(
+            "SELECT bool_and(snowflake_timestamp(id) = snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12)
+                         AND snowflake_worker_id(id) = 1 AND snowflake_worker_id(id, '2025-01-01', 10, 12) = 1
+                         AND snowflake_sequence(id) = snowflake_sequence(id, '2025-01-01', 10, 12)
+                         AND snowflake_decode(id) = snowflake_decode(id, '2025-01-01', 10, 12)
+                         AND snowflake_from_timestamp(snowflake_timestamp(id)) <= id)
+               FROM t",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(agree);
+}
+
+#[test]
+fn null_negative_and_bad_layouts_get_what_decode_gets() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    let row = client
+        .query_one(
+            "SELECT snowflake_timestamp(NULL) IS NULL AND snowflake_worker_id(NULL) IS NULL AND snowflake_sequence(NULL) IS NULL
+                AND snowflake_timestamp(NULL, now(), 10, 12) IS NULL AND snowflake_worker_id(1, NULL, 10, 12) IS NULL
+                AND snowflake_sequence(1, now(), NULL, 12) IS NULL
+                AND snowflake_decode(NULL) IS NULL AND (snowflake_decode(NULL)).ts IS NULL
+                AND (SELECT d IS NULL FROM snowflake_decode(NULL) d)",
+            &[],
+        )
+        .unwrap();
+    assert!(row.get::<_, bool>(0));
+    for f in ["snowflake_timestamp", "snowflake_worker_id", "snowflake_sequence", "snowflake_decode"] {
+        let e = sql_error(&mut client, &format!("SELECT {f}(-7)"));
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            ("22003", "snowflake_id: snowflake ID -7 is negative"),
+            "{f}"
+        );
+        let e = sql_error(&mut client, &format!("SELECT {f}(1, now(), 13, 10)"));
+        assert_eq!(e.code, "22023", "{f}: {e:?}");
+        let e = sql_error(&mut client, &format!("SELECT * FROM {f}(-7) x"));
+        assert_eq!(e.code, "22003", "{f} in FROM: {e:?}");
+    }
+    // A layout whose timestamps leave PostgreSQL's range is an error, not a wrong time.
+    let e = sql_error(&mut client, "SELECT snowflake_timestamp(9223372036854775807, now(), 0, 0)");
+    assert_eq!(e.code, "22008", "{e:?}");
+}
+
+#[test]
+fn decode_in_from_is_inlined_everywhere_it_appears() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 2"]);
+    let mut client = cluster.connect();
+    client
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+             INSERT INTO t (n) SELECT g FROM generate_series(1, 1000) g;
+             CREATE VIEW v AS SELECT t.n, d.* FROM t, snowflake_decode(t.id) d;",
+        )
+        .unwrap();
+    let plan = |client: &mut postgres::Client, sql: &str| -> String {
+        let rows = client.query(&format!("EXPLAIN (VERBOSE, COSTS OFF) {sql}"), &[]).unwrap();
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    };
+    for sql in [
+        "SELECT d.ts, d.worker_id, d.sequence FROM t, snowflake_decode(t.id) d",
+        "SELECT d.* FROM t CROSS JOIN LATERAL snowflake_decode(t.id, '2025-01-01', 10, 12) d",
+        "SELECT * FROM v",
+        "WITH x AS MATERIALIZED (SELECT d.ts FROM t, snowflake_decode(t.id) d) SELECT count(*) FROM x",
+        "SELECT n FROM t WHERE EXISTS (SELECT 1 FROM snowflake_decode(t.id) d WHERE d.sequence > 5)",
+    ] {
+        let p = plan(&mut client, sql);
+        assert!(!p.contains("Function Scan"), "not inlined: {sql}\n{p}");
+        assert!(p.contains("snowflake_timestamp") || p.contains("snowflake_sequence"), "{sql}\n{p}");
+    }
+    // The results are those of the composite, row for row.
+    let same: i64 = client
+        .query_one(
+            "SELECT count(*) FROM t, snowflake_decode(t.id) d
+              WHERE d IS DISTINCT FROM snowflake_decode(t.id) OR d.worker_id <> 2",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(same, 0);
+    assert_eq!(cluster.query_i64("SELECT count(*) FROM v"), 1000);
+    // WITH ORDINALITY keeps the plain function scan, and works.
+    assert_eq!(cluster.query_i64("SELECT max(o) FROM t, snowflake_decode(t.id) WITH ORDINALITY AS d(ts, w, s, o)"), 1);
+}
+
+#[test]
+fn immutable_accessors_serve_expression_indexes_and_generated_columns() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
+    let mut client = cluster.connect();
+    client
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int,
+                             made timestamptz GENERATED ALWAYS AS (snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12)) STORED);
+             CREATE INDEX t_made ON t (snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12));
+             INSERT INTO t (n) SELECT g FROM generate_series(1, 20000) g;
+             ANALYZE t;",
+        )
+        .unwrap();
+    let query = "SELECT count(*) FROM t
+                  WHERE snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12) >= now() - interval '1 hour'";
+    let plan: Vec<String> = client.query(&format!("EXPLAIN {query}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    // Without enable_seqscan = off: the index is chosen on its merits for a narrow range.
+    client.batch_execute("SET enable_seqscan = off").unwrap();
+    let forced: Vec<String> =
+        client.query(&format!("EXPLAIN {query}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert!(forced.iter().any(|l| l.contains("t_made")), "the expression index is not used: {forced:?} / {plan:?}");
+    assert_eq!(cluster.query_i64(query), 20_000);
+    assert_eq!(cluster.query_i64("SELECT count(*) FROM t WHERE made = snowflake_timestamp(id)"), 20_000);
+    // The server-layout accessor is STABLE: PostgreSQL refuses it in an index.
+    let e = sql_error(&mut client, "CREATE INDEX ON t (snowflake_timestamp(id))");
+    assert_eq!(e.code, "42P17", "{e:?}");
+}
+
+#[test]
+fn id_span_counts_the_ids_of_a_duration() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 4"]);
+    let mut client = cluster.connect();
+    assert_eq!(cluster.query_i64("SELECT snowflake_id_span('1 day')"), 86_400_000 << 22);
+    assert_eq!(cluster.query_i64("SELECT snowflake_id_span('15 minutes 1 ms')"), 900_001 << 22);
+    // The span between two instants is the difference of their smallest IDs.
+    assert_eq!(
+        cluster.query_i64(
+            "SELECT snowflake_from_timestamp('2026-03-02 00:00:00+00') - snowflake_from_timestamp('2026-03-01 00:00:00+00')
+                  - snowflake_id_span('1 day')"
+        ),
+        0
+    );
+    for bad in ["1 month", "0", "-1 day", "1.5 milliseconds", "30000000 days"] {
+        let e = sql_error(&mut client, &format!("SELECT snowflake_id_span('{bad}')"));
+        assert_eq!(e.code, "22023", "{bad}: {e:?}");
+        assert!(!e.hint.is_empty(), "{bad}: {e:?}");
+    }
+}
