@@ -26,11 +26,11 @@ fn accessors_and_both_decode_forms_agree_with_plain_arithmetic() {
         // computed in whole days and milliseconds: interval arithmetic on one
         // large factor goes through float8 and loses microseconds.
         client
-            .batch_execute(&format!(
+            .batch_execute(
                 "DROP TABLE IF EXISTS r;
                  CREATE TABLE r AS SELECT (random() * 9223372036854775807)::bigint AS id FROM generate_series(1, 20000);
-                 INSERT INTO r VALUES (0), (9223372036854775807);"
-            ))
+                 INSERT INTO r VALUES (0), (9223372036854775807);",
+            )
             .unwrap();
         let n = w + s;
         let mismatches: i64 = client
