@@ -2,12 +2,12 @@
 # Installs what building, testing and running snowflake_id needs on Debian 12
 # as root, skipping whatever is already there: PostgreSQL 15 and its server
 # headers, libclang (pgrx's bindgen), sudo (cargo pgrx test --runas),
-# libfaketime (clock-step tests), procps (pgrep, for the crash test), and
-# cargo-pgrx 0.18.0.
+# libfaketime (clock-step tests), procps (pgrep, for the crash test),
+# pg_partman (the partitioning test), and cargo-pgrx 0.18.0.
 set -euo pipefail
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev sudo libfaketime faketime procps)
+PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev sudo libfaketime faketime procps postgresql-15-partman)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
