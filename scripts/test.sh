@@ -25,4 +25,7 @@ cargo pgrx test pg15 --runas postgres --pgdata "$pgdata_parent/data" "tests::pg_
 echo "== integration: real servers through real connections"
 # cargo pgrx test installed a build with the test schema; put the plain one back.
 cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
+# The released 0.1.0 install script, for the upgrade test (pgrx copies only
+# upgrade scripts, named extension--from--to.sql).
+install -m 644 sql/snowflake_id--0.1.0.sql "$("$PG_CONFIG" --sharedir)/extension/"
 cargo test -p snowflake_id --test '*'

@@ -124,15 +124,15 @@ fn snowflake_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
     server_layout().smallest_id_at(unix_ms_of(ts)).unwrap_or_else(|e| raise_core(&e))
 }
 
-fn server_layout() -> Layout {
+pub fn server_layout() -> Layout {
     *guc::Settings::get().layout.as_ref().unwrap_or_else(|e| raise_setting(e))
 }
 
-fn given_layout(epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> Layout {
+pub fn given_layout(epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> Layout {
     Layout::new(worker_bits.into(), sequence_bits.into(), unix_ms_of(epoch)).unwrap_or_else(|e| raise_core(&e))
 }
 
-fn decode(layout: &Layout, id: i64) -> Parts {
+pub fn decode(layout: &Layout, id: i64) -> Parts {
     layout.decode(id).unwrap_or_else(|e| raise_core(&e))
 }
 

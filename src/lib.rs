@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
 mod api;
+mod compat;
 mod durable;
 mod errors;
 mod guc;

@@ -160,13 +160,19 @@ impl Cluster {
         self.connect().query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0)
     }
 
-    /// The usual test cluster: preloaded, worker 1, started, extension created.
+    /// The usual test cluster: preloaded, started, extension created.
     pub fn preloaded(conf: &[&str]) -> Cluster {
+        let c = Cluster::preloaded_without_extension(conf);
+        c.sql("CREATE EXTENSION snowflake_id");
+        c
+    }
+
+    /// Preloaded and started, with no extension created in any database.
+    pub fn preloaded_without_extension(conf: &[&str]) -> Cluster {
         let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
         lines.extend_from_slice(conf);
         let mut c = Cluster::init(&lines);
         c.start();
-        c.sql("CREATE EXTENSION snowflake_id");
         c
     }
 

@@ -1,0 +1,95 @@
+//! Upgrading in place: a database made with the released 0.1.0 keeps its
+//! tables, defaults and rows through `ALTER EXTENSION snowflake_id UPDATE`,
+//! works with the new library before the update, and ends up with exactly
+//! the objects of a fresh install (compared in the catalogs).
+
+mod common;
+
+use common::Cluster;
+
+/// Every object of the extension, described with its definition, ACL and
+/// comment, in a stable order.
+const DESCRIBE: &str = "
+SELECT pg_describe_object(d.classid, d.objid, 0)
+       || coalesce(E'\\n' || CASE d.classid
+            WHEN 'pg_proc'::regclass THEN
+                pg_get_functiondef(d.objid) || coalesce((SELECT proacl::text FROM pg_proc WHERE oid = d.objid), '')
+            WHEN 'pg_class'::regclass THEN
+                pg_get_viewdef(d.objid) || coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), '')
+            WHEN 'pg_type'::regclass THEN
+                (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+                   FROM pg_attribute a WHERE a.attrelid = (SELECT typrelid FROM pg_type WHERE oid = d.objid) AND a.attnum > 0)
+          END, '')
+       || coalesce(E'\\ncomment: ' || obj_description(d.objid, d.classid::regclass::name), '')
+  FROM pg_depend d JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid
+ WHERE e.extname = 'snowflake_id' AND d.deptype = 'e'
+ ORDER BY 1";
+
+fn describe(client: &mut postgres::Client) -> Vec<String> {
+    client.query(DESCRIBE, &[]).expect("describe the extension").iter().map(|r| r.get(0)).collect()
+}
+
+fn ids(client: &mut postgres::Client, sql: &str) -> Vec<i64> {
+    client
+        .query(sql, &[])
+        .unwrap_or_else(|e| panic!("{sql}: {}", common::describe(&e)))
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn update_from_0_1_0_keeps_the_data_and_matches_a_fresh_install() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 1"]);
+    let mut old = cluster.connect();
+    old.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.1.0';
+         CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+         CREATE VIEW order_times AS SELECT id, (snowflake_decode(id)).ts FROM orders;",
+    )
+    .unwrap();
+    let before = ids(&mut old, "INSERT INTO orders (item) SELECT 'tea' FROM generate_series(1, 1000) RETURNING id");
+    // The new library serves 0.1.0's definitions until the update.
+    let decoded: i64 =
+        old.query_one("SELECT count(*) FROM orders WHERE (snowflake_decode(id)).worker_id = 1", &[]).unwrap().get(0);
+    assert_eq!(decoded, 1000);
+    old.query_one("SELECT ids_issued FROM snowflake_id_status", &[]).unwrap();
+    let version: String =
+        old.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, "0.1.0");
+
+    old.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    let version: String =
+        old.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+
+    // The table, its default and its rows survive; new IDs are above the old.
+    let default: String = old
+        .query_one(
+            "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+              WHERE d.adrelid = 'orders'::regclass AND d.adnum = 1",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(default, "snowflake_nextval()");
+    let after = ids(&mut old, "INSERT INTO orders (item) SELECT 'cake' FROM generate_series(1, 1000) RETURNING id");
+    assert!(after.iter().min() > before.iter().max(), "new IDs are not above the old ones");
+    let rows: i64 = old.query_one("SELECT count(*) FROM order_times WHERE ts IS NOT NULL", &[]).unwrap().get(0);
+    assert_eq!(rows, 2000, "the view on snowflake_decode");
+    // The 0.2.0 functions are there.
+    old.query_one("SELECT snowflake_timestamp(id), snowflake_id_span('1 day') FROM orders LIMIT 1", &[]).unwrap();
+
+    // Identical to a fresh install of the new version.
+    cluster.sql("CREATE DATABASE fresh");
+    let mut cfg = cluster.config();
+    cfg.dbname("fresh");
+    let mut fresh = cfg.connect(postgres::NoTls).unwrap();
+    fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let (upgraded, installed) = (describe(&mut old), describe(&mut fresh));
+    assert!(installed.len() > 10, "{installed:?}");
+    for (u, f) in upgraded.iter().zip(&installed) {
+        assert_eq!(u, f, "upgraded and fresh objects differ");
+    }
+    assert_eq!(upgraded.len(), installed.len(), "upgraded: {upgraded:#?}\nfresh: {installed:#?}");
+}
