@@ -7,6 +7,28 @@
 set -euo pipefail
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+RUST_NEEDED=1.95
+
+# First the one thing this script cannot install: the Rust toolchain. pgrx
+# 0.18 needs rustc 1.95 or newer; Debian 12's own rustc package is 1.63.
+rust_missing() {
+    cat >&2 <<MSG
+setup: $1
+setup: building snowflake_id needs a Rust toolchain, rustc $RUST_NEEDED or newer (pgrx 0.18).
+setup: install it with rustup (https://rustup.rs), for example
+setup:     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --default-toolchain $RUST_NEEDED
+setup:     . "\$HOME/.cargo/env"
+setup: then run this again. Debian's rustc package is too old. A host without a
+setup: toolchain can install the Debian package instead (README: "Install from the package").
+MSG
+    exit 1
+}
+command -v cargo >/dev/null 2>&1 || rust_missing "cargo was not found on PATH."
+command -v rustc >/dev/null 2>&1 || rust_missing "rustc was not found on PATH."
+rust_version=$(rustc --version | awk '{print $2}')
+if [ "$(printf '%s\n%s\n' "$RUST_NEEDED" "${rust_version%%-*}" | sort -V | head -n 1)" != "$RUST_NEEDED" ]; then
+    rust_missing "rustc $rust_version is too old."
+fi
 PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev sudo libfaketime faketime procps postgresql-15-partman)
 
 missing=()

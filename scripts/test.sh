@@ -22,6 +22,17 @@ chown postgres "$pgdata_parent"
 # The filter keeps the integration tests for the step below.
 cargo pgrx test pg15 --runas postgres --pgdata "$pgdata_parent/data" "tests::pg_"
 
+echo "== client test dependency: psycopg 3 in a virtualenv (target/test-venv)"
+venv=target/test-venv
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv" 2>/dev/null || {
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        python3 -m venv "$venv"
+    }
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check 'psycopg[binary]==3.3.9'
+export SNOWFLAKE_TEST_PYTHON="$PWD/$venv/bin/python"
+
 echo "== integration: real servers through real connections"
 # cargo pgrx test installed a build with the test schema; put the plain one back.
 cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null

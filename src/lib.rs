@@ -38,6 +38,11 @@ extension_sql_file!(
         api::snowflake_sequence_with_layout
     ]
 );
+extension_sql_file!(
+    "../sql/convert.sql",
+    name = "convert",
+    requires = [api::snowflake_nextval, api::snowflake_from_timestamp, status::snowflake_id_status]
+);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]

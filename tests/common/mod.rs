@@ -34,7 +34,7 @@ pub struct Cluster {
     running: bool,
 }
 
-fn run_as_postgres(args: &[&str], env: &[(String, String)]) -> Output {
+pub fn run_as_postgres(args: &[&str], env: &[(String, String)]) -> Output {
     let mut cmd = Command::new("runuser");
     cmd.args(["-u", "postgres", "--", "env"]);
     for (k, v) in env {
@@ -44,7 +44,7 @@ fn run_as_postgres(args: &[&str], env: &[(String, String)]) -> Output {
     cmd.output().expect("runuser failed to start")
 }
 
-fn check(what: &str, out: Output) -> Output {
+pub fn check(what: &str, out: Output) -> Output {
     assert!(
         out.status.success(),
         "{what} failed: {}\n{}",
