@@ -33,6 +33,9 @@ fi
 "$venv/bin/pip" install -q --disable-pip-version-check 'psycopg[binary]==3.3.9'
 export SNOWFLAKE_TEST_PYTHON="$PWD/$venv/bin/python"
 
+echo "== the Debian package (tests/package.rs installs and removes it)"
+bash scripts/package.sh
+
 echo "== integration: real servers through real connections"
 # cargo pgrx test installed a build with the test schema; put the plain one back.
 cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null

@@ -1,0 +1,143 @@
+//! The Debian package that `scripts/package.sh` builds (scripts/test.sh
+//! builds it before the integration tests): its metadata and exact contents,
+//! then `dpkg -i` on this machine, the demo's checks against a server that
+//! loads the packaged library, and `dpkg -r`, putting back whatever files
+//! the package replaced, so the machine is left as it was found, also when
+//! the test fails.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Cluster;
+
+const PACKAGE: &str = "postgresql-15-snowflake-id";
+
+fn deb() -> PathBuf {
+    let version = env!("CARGO_PKG_VERSION");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("dist/{PACKAGE}_{version}_amd64.deb"));
+    assert!(path.exists(), "{} is missing: run scripts/package.sh (scripts/test.sh does)", path.display());
+    path
+}
+
+fn output(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run command");
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Files the package installs, as absolute paths.
+fn files(deb: &Path) -> BTreeSet<String> {
+    output(Command::new("dpkg-deb").arg("-c").arg(deb))
+        .lines()
+        .filter(|l| l.starts_with('-'))
+        .filter_map(|l| l.split_whitespace().last())
+        .map(|p| p.trim_start_matches('.').to_string())
+        .collect()
+}
+
+/// Removes the package and restores the files it replaced, on drop.
+struct Installed {
+    _backup: tempfile::TempDir,
+    /// (saved copy, original path) of each file the package overwrote.
+    replaced: Vec<(PathBuf, String)>,
+}
+
+impl Installed {
+    fn install(deb: &Path, files: &BTreeSet<String>) -> Installed {
+        let backup = tempfile::tempdir().expect("backup dir");
+        let mut replaced = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            if Path::new(f).exists() {
+                let saved = backup.path().join(i.to_string());
+                fs::copy(f, &saved).expect("back up a file the package replaces");
+                replaced.push((saved, f.clone()));
+            }
+        }
+        let installed = Installed { _backup: backup, replaced };
+        output(Command::new("dpkg").arg("-i").arg(deb));
+        installed
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let _ = Command::new("dpkg").args(["-r", PACKAGE]).output();
+        for (saved, original) in &self.replaced {
+            let _ = fs::copy(saved, original);
+        }
+    }
+}
+
+#[test]
+fn debian_package_installs_exactly_the_extension_and_works() {
+    let deb = deb();
+    let field = |name: &str| output(Command::new("dpkg-deb").arg("-f").arg(&deb).arg(name)).trim().to_string();
+    assert_eq!(field("Package"), PACKAGE);
+    assert_eq!(field("Version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(field("Architecture"), "amd64");
+    assert!(field("Depends").starts_with("postgresql-15,"), "{}", field("Depends"));
+    let version = env!("CARGO_PKG_VERSION");
+    let expected: BTreeSet<String> = [
+        "/usr/lib/postgresql/15/lib/snowflake_id.so".to_string(),
+        "/usr/share/postgresql/15/extension/snowflake_id.control".to_string(),
+        format!("/usr/share/postgresql/15/extension/snowflake_id--{version}.sql"),
+        format!("/usr/share/postgresql/15/extension/snowflake_id--0.1.0--{version}.sql"),
+    ]
+    .into_iter()
+    .collect();
+    let contents = files(&deb);
+    assert_eq!(contents, expected);
+    assert!(
+        Command::new("dpkg-query").args(["-W", PACKAGE]).output().map(|o| !o.status.success()).unwrap_or(true),
+        "{PACKAGE} is already installed on this machine; remove it before running this test"
+    );
+
+    let _installed = Installed::install(&deb, &contents);
+    let owner = output(Command::new("dpkg").args(["-S", "/usr/lib/postgresql/15/lib/snowflake_id.so"]));
+    assert!(owner.starts_with(PACKAGE), "{owner}");
+
+    // The demo's checks, against the packaged library.
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+         INSERT INTO orders (item) VALUES ('tea'), ('cake'), ('scones');",
+    )
+    .unwrap();
+    let row = c
+        .query_one(
+            "SELECT count(*), bool_and(d.worker_id = 1), bool_and(abs(extract(epoch FROM d.ts - now())) < 60),
+                    count(*) FILTER (WHERE o.id >= snowflake_from_timestamp(now() - interval '1 minute'))
+               FROM orders o, snowflake_decode(o.id) d",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 3);
+    assert!(row.get::<_, bool>(1) && row.get::<_, bool>(2));
+    assert_eq!(row.get::<_, i64>(3), 3);
+    let distinct: i64 = c
+        .query_one(
+            "SELECT count(DISTINCT id) FROM (SELECT snowflake_nextval() AS id FROM generate_series(1, 100000)) t",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(distinct, 100_000);
+    let version_row: String =
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version_row, version);
+    c.query_one("SELECT mark_writes FROM snowflake_id_status", &[]).unwrap();
+}
+
+/// PGXN's META.json describes the version the crate builds.
+#[test]
+fn pgxn_meta_names_this_version() {
+    let meta = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/META.json")).expect("META.json");
+    let version = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert_eq!(meta.matches(&version).count(), 2, "META.json's release and provides versions: {version}");
+    assert!(meta.contains("\"name\": \"snowflake_id\""));
+}
