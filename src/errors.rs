@@ -52,6 +52,16 @@ pub fn raise_setting(e: &SettingError) -> ! {
                 guc::EPOCH
             ),
         ),
+        Error::EpochAmbiguous { text, as_ms, as_s } => (
+            Code::ERRCODE_INVALID_DATETIME_FORMAT,
+            format!(
+                "Give {} a unit: '{t} s' means {}, '{t} ms' means {}; or write the instant in ISO 8601, {RESTART}.",
+                guc::EPOCH,
+                epoch::format_unix_ms(*as_s),
+                epoch::format_unix_ms(*as_ms),
+                t = text.trim(),
+            ),
+        ),
         Error::NotAnInteger { .. } => {
             (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("Give {} a whole number {RESTART}.", e.setting))
         }
@@ -116,7 +126,11 @@ pub fn raise_core(e: &Error) -> ! {
                 crate::durable::FILE_NAME
             )),
         ),
-        Error::WorkerIdUnset | Error::WorkerIdOutOfRange { .. } | Error::EpochSyntax { .. } | Error::NotAnInteger { .. } => {
+        Error::WorkerIdUnset
+        | Error::WorkerIdOutOfRange { .. }
+        | Error::EpochSyntax { .. }
+        | Error::EpochAmbiguous { .. }
+        | Error::NotAnInteger { .. } => {
             (Code::ERRCODE_INVALID_PARAMETER_VALUE, None)
         }
     };

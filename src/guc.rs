@@ -92,6 +92,16 @@ pub fn register(preloaded: bool) {
     }
 }
 
+/// Reserves the `snowflake_id.` prefix once the real settings exist: a
+/// misspelled name in postgresql.conf or PGOPTIONS (`snowflake_id.sequence_bit`)
+/// is reported with a WARNING at start instead of being kept silently as a
+/// placeholder while the default applies, and `SET snowflake_id.anything`
+/// for an unknown name fails.
+pub fn reserve_prefix() {
+    // SAFETY: called from _PG_init after the settings are defined.
+    unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"snowflake_id".as_ptr()) };
+}
+
 /// The resource manager id, read once in the postmaster at preload.
 pub fn wal_rmgr_id() -> u8 {
     u8::try_from(WAL_RMGR_ID_SETTING.get()).unwrap_or(DEFAULT_WAL_RMGR_ID as u8)

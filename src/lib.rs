@@ -49,6 +49,7 @@ extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 pub extern "C-unwind" fn _PG_init() {
     shmem::init();
     guc::register(shmem::preloaded());
+    guc::reserve_prefix();
     planner::install();
     if shmem::preloaded() {
         wal::register();

@@ -103,7 +103,7 @@ pub fn next_id() -> i64 {
         };
         let decision = decision.unwrap_or_else(|e| raise_core(&e));
         if decision.stepped_back_ms > 0 {
-            warn_step_back(decision.stepped_back_ms);
+            warn_step_back(decision.stepped_back_ms, false);
         }
         match decision.step {
             Step::Issued { counter, renew } => {
@@ -148,15 +148,26 @@ fn start(layout: &Layout, worker_id: i64) {
             let stored = Stored::later(durable::read()?, shmem::lock().replayed);
             let now = now_ms - layout.epoch_ms();
             let floor = resume_floor(stored.as_ref(), layout, worker_id, now).map_err(ReadError::Invalid)?;
+            // A mark reaches at most a lease past the clock of the moment it
+            // was written, so a clock further behind it than that went back
+            // while the server was down (or the old logical clock had run
+            // ahead). Count it like a step back while running.
+            let behind = (floor - 1 - LEASE_MS - now).max(0);
+            let mut generator = GeneratorState::resume(layout, floor, floor - 1, now);
+            if behind > 0 {
+                generator.counters.steps_back = 1;
+                generator.counters.largest_step_back_ms = behind;
+            }
             let mut guard = shmem::lock();
-            guard.generator = Some(GeneratorState::resume(layout, floor, floor - 1, now));
+            guard.generator = Some(generator);
             guard.written_lease = floor - 1;
             guard.started_unix_ms = now_ms;
-            Ok(())
+            Ok(behind)
         })()
     };
     match outcome {
-        Ok(()) => {}
+        Ok(0) => {}
+        Ok(behind) => warn_step_back(behind, true),
         Err(ReadError::Invalid(e)) => raise_core(&e),
         Err(ReadError::Io(e)) => raise_io("read", &durable::path().to_string_lossy(), &e),
     }
@@ -335,7 +346,7 @@ thread_local! {
 
 /// At most one WARNING a minute per backend: a clock that keeps jumping
 /// should not flood the client or the log. The status view counts them all.
-fn warn_step_back(ms: i64) {
+fn warn_step_back(ms: i64, at_start: bool) {
     let now = Instant::now();
     let due = LAST_STEP_WARNING.with(|last| match last.get() {
         Some(t) if now.duration_since(t).as_secs() < 60 => false,
@@ -345,13 +356,18 @@ fn warn_step_back(ms: i64) {
         }
     });
     if due {
-        pgrx::pg_sys::panic::ErrorReport::new(
-            PgSqlErrorCode::ERRCODE_WARNING,
-            format!("snowflake_id: the system clock went back by {ms} ms"),
-            "snowflake_id",
-        )
-        .set_detail("IDs continue from the logical clock, which now runs ahead of the wall clock; none is repeated.")
-        .set_hint("Check the time synchronisation (NTP, chrony) of this server. snowflake_id_status counts every step.")
-        .report(PgLogLevel::WARNING);
+        let message = if at_start {
+            format!("snowflake_id: the system clock is at least {ms} ms behind the IDs issued before this start")
+        } else {
+            format!("snowflake_id: the system clock went back by {ms} ms")
+        };
+        pgrx::pg_sys::panic::ErrorReport::new(PgSqlErrorCode::ERRCODE_WARNING, message, "snowflake_id")
+            .set_detail(
+                "IDs continue from the logical clock, which now runs ahead of the wall clock; none is repeated.",
+            )
+            .set_hint(
+                "Check the time synchronisation (NTP, chrony) of this server. snowflake_id_status counts every step.",
+            )
+            .report(PgLogLevel::WARNING);
     }
 }

@@ -116,8 +116,15 @@ fn parallel_workers_draw_unique_ids() {
         )
         .unwrap();
     let query = "SELECT count(*), count(DISTINCT id) FROM (SELECT snowflake_nextval() AS id FROM src) s";
-    let plan: Vec<String> = client.query(&format!("EXPLAIN {query}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
-    assert!(plan.iter().any(|l| l.contains("Gather")), "expected a parallel plan: {plan:?}");
+    // Workers must really run the function: a Gather alone may launch none.
+    let plan: Vec<String> =
+        client.query(&format!("EXPLAIN ANALYZE {query}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    let launched: i64 = plan
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("Workers Launched: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("expected a parallel plan: {plan:?}"));
+    assert!(launched > 0, "no parallel worker launched: {plan:?}");
     let row = client.query_one(query, &[]).unwrap();
     assert_eq!(row.get::<_, i64>(0), 300_000);
     assert_eq!(row.get::<_, i64>(1), 300_000);

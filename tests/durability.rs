@@ -18,16 +18,76 @@ fn assert_all_after(before: &[i64], after: &[i64], what: &str) {
     assert!(min_after > max_before, "{what}: new ID {min_after} is not above old ID {max_before}");
 }
 
+/// A cluster whose server clock follows a libfaketime file, started, with the extension.
+fn faked(conf: &[&str]) -> (Cluster, FakeClock) {
+    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
+    lines.extend_from_slice(conf);
+    let mut cluster = Cluster::init(&lines);
+    let clock = FakeClock::new(&cluster, "+0");
+    cluster.set_env(clock.env());
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    (cluster, clock)
+}
+
+/// The clock goes an hour back across the restart, so only the durable mark
+/// can keep the new IDs above the old ones.
 #[test]
 fn restart_continues_above_every_earlier_id() {
-    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 2"]);
+    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 2"]);
     let before = draw(&mut cluster.connect(), 20_000);
-    cluster.restart();
-    let after = draw(&mut cluster.connect(), 20_000);
+    cluster.stop();
+    clock.set("-1h");
+    cluster.start();
+    let (mut client, notices) = cluster.connect_collecting_notices();
+    let after = draw(&mut client, 20_000);
     assert_strictly_increasing(&after, "after restart");
     assert_all_after(&before, &after, "restart");
     assert!(status_i64(&cluster, "mark_writes") >= 1);
     assert!(cluster.data().join("snowflake_id.state").exists());
+    // The clock an hour behind is counted and warned about at start.
+    assert_eq!(status_i64(&cluster, "clock_steps_back"), 1);
+    assert!(status_i64(&cluster, "largest_step_back_ms") > 3_000_000);
+    assert!(
+        notices
+            .lock()
+            .iter()
+            .any(|n| n.starts_with("WARNING") && n.contains("behind the IDs issued before this start")),
+        "{:?}",
+        notices.lock()
+    );
+}
+
+/// A state file that cannot be read stops IDs (XX001) rather than guessing;
+/// one that cannot be written stops them (58030) once the lease is used.
+#[test]
+fn damaged_or_unwritable_state_file_stops_ids_loudly() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
+    draw(&mut cluster.connect(), 1_000);
+    cluster.stop();
+    let state = cluster.data().join("snowflake_id.state");
+    let good = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, good.replace("lease_until_tick=", "lease_until_tick=x")).unwrap();
+    cluster.start();
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "XX001", "{e:?}");
+    assert!(e.message.contains("state file is unreadable"), "{e:?}");
+    cluster.stop();
+
+    // Unwritable: the data directory refuses new files (the temporary file).
+    std::fs::write(&state, &good).unwrap();
+    cluster.start();
+    let mut client = cluster.connect();
+    draw(&mut client, 10);
+    let data = cluster.data();
+    let chmod = |mode: &str| {
+        let ok = std::process::Command::new("chmod").args([mode, data.to_str().unwrap()]).status().unwrap();
+        assert!(ok.success());
+    };
+    chmod("0500");
+    let e = sql_error(&mut client, "SELECT snowflake_nextval() FROM generate_series(1, 20000000)");
+    chmod("0700");
+    assert_eq!(e.code, "58030", "{e:?}");
 }
 
 /// kill -9 of a backend makes the postmaster reset shared memory; kill -9
@@ -35,7 +95,7 @@ fn restart_continues_above_every_earlier_id() {
 /// all that is left, and it must be enough.
 #[test]
 fn crash_under_concurrent_load_never_repeats() {
-    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 4"]);
+    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 4"]);
 
     let cfg = cluster.config();
     // 1. kill -9 one backend while others draw: the postmaster resets shared memory.
@@ -50,6 +110,8 @@ fn crash_under_concurrent_load_never_repeats() {
             )
             .expect("a loading backend")
             .get(0);
+        // Back an hour as it crashes: only the durable mark holds the order.
+        clock.set("-1h");
         let killed = std::process::Command::new("kill").args(["-9", &victim.to_string()]).status().unwrap();
         assert!(killed.success());
         h.join().unwrap()
@@ -67,6 +129,7 @@ fn crash_under_concurrent_load_never_repeats() {
         cluster.crash();
         h.join().unwrap()
     });
+    clock.set("-2h");
     cluster.start();
     let after = draw(&mut cluster.connect(), 10_000);
     let during_flat: Vec<i64> = during.iter().flatten().copied().collect();

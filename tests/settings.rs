@@ -184,3 +184,35 @@ fn read_only_transaction_refuses_like_nextval() {
     client.batch_execute("RESET default_transaction_read_only").unwrap();
     client.query_one("SELECT snowflake_nextval()", &[]).unwrap();
 }
+
+/// A misspelled `snowflake_id.*` name is reported at start, not kept as a
+/// silent placeholder, and SET of an unknown one is refused.
+#[test]
+fn misspelled_settings_are_reported_and_unknown_ones_refused() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "snowflake_id.sequence_bit = 6"]);
+    assert!(
+        cluster.log().contains("invalid configuration parameter name \"snowflake_id.sequence_bit\""),
+        "no start-up report of the misspelled setting in:\n{}",
+        cluster.log()
+    );
+    let e = cluster.sql_error("SET snowflake_id.anything = 1");
+    assert_eq!(e.code, "42602", "{e:?}");
+    // The real setting is untouched: the typo did not change the layout.
+    assert_eq!(cluster.query_i64("SELECT sequence_bits::bigint FROM snowflake_id_status"), 12);
+}
+
+/// A bare number that may be seconds is refused with both readings; with a
+/// unit it is unambiguous.
+#[test]
+fn epoch_in_seconds_needs_a_unit() {
+    refuses(
+        &["snowflake_id.worker_id = 1", "snowflake_id.epoch = '1735689600'"],
+        "22007",
+        "is ambiguous: as milliseconds it is 1970-01-21T02:08:09.600Z, as seconds 2025-01-01T00:00:00.000Z",
+        "'1735689600 s' means 2025-01-01T00:00:00.000Z, '1735689600 ms' means 1970-01-21",
+    );
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "snowflake_id.epoch = '1735689600 s'"]);
+    let epoch: String = cluster.query_text("SELECT (epoch AT TIME ZONE 'UTC')::text FROM snowflake_id_status");
+    assert_eq!(epoch, "2025-01-01 00:00:00");
+    cluster.query_i64("SELECT snowflake_nextval()");
+}

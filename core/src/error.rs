@@ -17,6 +17,9 @@ pub enum Error {
     WorkerIdOutOfRange { worker_id: i64, max: i64 },
     /// The epoch text is not a timestamp we can read.
     EpochSyntax { text: String },
+    /// A bare number too short to be milliseconds of a sensible epoch: it may
+    /// be seconds. Both readings, in Unix milliseconds.
+    EpochAmbiguous { text: String, as_ms: i64, as_s: i64 },
     /// The epoch is after the current time: every ID would need a negative timestamp.
     EpochInFuture { epoch_ms: i64, now_ms: i64 },
     /// The timestamp field overflowed before now: the epoch is too far in the past.
@@ -60,6 +63,12 @@ impl fmt::Display for Error {
                 write!(f, "worker id {worker_id} is out of range 0..{max}")
             }
             Error::EpochSyntax { text } => write!(f, "epoch \"{text}\" is not a timestamp"),
+            Error::EpochAmbiguous { text, as_ms, as_s } => write!(
+                f,
+                "epoch \"{text}\" is ambiguous: as milliseconds it is {}, as seconds {}",
+                crate::epoch::format_unix_ms(*as_ms),
+                crate::epoch::format_unix_ms(*as_s)
+            ),
             Error::EpochInFuture { epoch_ms, now_ms } => write!(
                 f,
                 "epoch {} is in the future (now is {})",
