@@ -2,5 +2,9 @@
 CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_status();
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
+-- Readable by every role, like PostgreSQL's own statistics views (the
+-- function it reads is executable by everyone too): monitoring roles such as
+-- pg_monitor members need no superuser. Nothing in it is secret.
+GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- Moving the generator's mark is for superusers (the function checks too).
 REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint) FROM PUBLIC;

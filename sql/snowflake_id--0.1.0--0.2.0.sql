@@ -260,15 +260,16 @@ $convert$;
 COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean) IS
     'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint';
 
--- The status gains in_recovery, mark_lsn and keeper_pid: a new result type,
--- so the function and its view are recreated.
+-- The status gains in_recovery, mark_lsn, keeper_pid and problem (and no
+-- longer raises an ERROR when something is wrong): a new result type, so the
+-- function and its view are recreated, now readable by every role.
 DROP VIEW snowflake_id_status;
 DROP FUNCTION snowflake_id_status();
 CREATE  FUNCTION "snowflake_id_status"() RETURNS TABLE (
-	"worker_id" bigint,  /* i64 */
-	"worker_bits" INT,  /* i32 */
-	"sequence_bits" INT,  /* i32 */
-	"epoch" timestamp with time zone,  /* Ts */
+	"worker_id" bigint,  /* Option < i64 > */
+	"worker_bits" INT,  /* Option < i32 > */
+	"sequence_bits" INT,  /* Option < i32 > */
+	"epoch" timestamp with time zone,  /* Option < Ts > */
 	"started_at" timestamp with time zone,  /* Option < Ts > */
 	"last_id" bigint,  /* Option < i64 > */
 	"logical_clock" timestamp with time zone,  /* Option < Ts > */
@@ -285,7 +286,8 @@ CREATE  FUNCTION "snowflake_id_status"() RETURNS TABLE (
 	"mark_writes_by_keeper" bigint,  /* i64 */
 	"in_recovery" bool,  /* bool */
 	"mark_lsn" pg_lsn,  /* Option < Lsn > */
-	"keeper_pid" INT  /* Option < i32 > */
+	"keeper_pid" INT,  /* Option < i32 > */
+	"problem" TEXT  /* Option < String > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
@@ -295,3 +297,7 @@ AS 'MODULE_PATHNAME', 'snowflake_id_status_wrapper';
 CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_status();
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
+-- Readable by every role, like PostgreSQL's own statistics views (the
+-- function it reads is executable by everyone too): monitoring roles such as
+-- pg_monitor members need no superuser. Nothing in it is secret.
+GRANT SELECT ON snowflake_id_status TO PUBLIC;

@@ -137,12 +137,14 @@ pub fn raise_core(e: &Error) -> ! {
     raise(code, message, None, hint)
 }
 
+pub const NOT_PRELOADED: &str = "snowflake_id must be loaded via shared_preload_libraries";
+
 /// The library was loaded by CREATE EXTENSION or LOAD, not at server start,
 /// so there is no shared generator to draw from.
 pub fn raise_not_preloaded() -> ! {
     raise(
         Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-        "snowflake_id must be loaded via shared_preload_libraries".into(),
+        NOT_PRELOADED.into(),
         Some("The generator lives in shared memory, which is set up only at server start.".into()),
         Some("Add 'snowflake_id' to shared_preload_libraries in postgresql.conf and restart the server.".into()),
     )

@@ -172,6 +172,15 @@ impl Settings {
         Settings { layout, worker_id }
     }
 
+    /// What in the settings stops IDs being issued, in the words of the
+    /// error `snowflake_nextval()` raises; `None` when they are usable now.
+    pub fn problem(&self, now_ms: i64) -> Option<String> {
+        match (&self.layout, &self.worker_id) {
+            (Err(e), _) | (_, Err(e)) => Some(format!("invalid {}: {}", e.shown, e.error)),
+            (Ok(layout), Ok(_)) => layout.check_clock(now_ms).err().map(|e| format!("snowflake_id: {e}")),
+        }
+    }
+
     /// This backend's reading of the settings. Read once: they are fixed
     /// from server start, and parsing the epoch on every call would cost.
     pub fn get() -> &'static Settings {

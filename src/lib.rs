@@ -62,16 +62,11 @@ pub extern "C-unwind" fn _PG_init() {
 /// for a key generator); they are logged at start, and `snowflake_nextval()`
 /// refuses to issue IDs with the same message until they are fixed.
 fn warn_about_settings() {
-    let settings = guc::Settings::get();
-    let problem = match (&settings.layout, &settings.worker_id) {
-        (Err(e), _) | (_, Err(e)) => Some(format!("invalid {}: {}", e.shown, e.error)),
-        (Ok(layout), Ok(_)) => layout.check_clock(nextval::now_unix_ms()).err().map(|e| e.to_string()),
-    };
-    if let Some(problem) = problem {
+    if let Some(problem) = guc::Settings::get().problem(nextval::now_unix_ms()) {
         ereport!(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!("snowflake_id: {problem}"),
+            problem,
             "snowflake_nextval() will refuse to issue IDs until this is fixed in postgresql.conf and the server restarted."
         );
     }

@@ -38,10 +38,12 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     let settings = guc::Settings::get();
     let (Ok(layout), Ok(worker_id)) = (&settings.layout, &settings.worker_id) else {
         // snowflake_nextval() refuses to run with these settings (the start-up
-        // WARNING says why): there is no mark to keep. Exit code 0: not restarted.
+        // WARNING says why, as does the status view): there is no mark to
+        // keep. Exit code 0: not restarted.
         return;
     };
     shmem::lock().keeper_pid = std::process::id() as i32;
+    ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     while BackgroundWorker::wait_latch(Some(POLL)) {
         if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
             ereport!(
@@ -52,4 +54,10 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
             );
         }
     }
+    // SIGTERM: at shutdown the postmaster does not restart anyone; otherwise
+    // (someone killed it) exit code 1 makes it start the keeper again after
+    // the restart interval, as it does for its own workers.
+    shmem::lock().keeper_pid = 0;
+    // SAFETY: ends this background worker process; nothing of ours is held.
+    unsafe { pg_sys::proc_exit(1) };
 }

@@ -7,7 +7,8 @@ use pgrx::prelude::*;
 use snowflake_id_core::state_file::Stored;
 
 use crate::api::to_timestamptz;
-use crate::nextval::{generator_settings, in_recovery, now_unix_ms};
+use crate::errors::NOT_PRELOADED;
+use crate::nextval::{in_recovery, now_unix_ms};
 use crate::{durable, guc, shmem};
 
 type Ts = TimestampWithTimeZone;
@@ -58,15 +59,20 @@ fn live_pid(pid: i32) -> Option<i32> {
 
 /// Layout, worker, the generator's clocks and mark, and counters since the
 /// server started. The counters are `bigint` and only grow until restart.
+///
+/// It never raises an ERROR: a DBA looks at it exactly when something is
+/// wrong, so a missing preload or a bad setting is a row whose `problem`
+/// says what is wrong (the same text `snowflake_nextval()` would raise),
+/// with whatever of the layout could be read.
 #[allow(clippy::type_complexity)]
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_id_status() -> TableIterator<
     'static,
     (
-        name!(worker_id, i64),
-        name!(worker_bits, i32),
-        name!(sequence_bits, i32),
-        name!(epoch, Ts),
+        name!(worker_id, Option<i64>),
+        name!(worker_bits, Option<i32>),
+        name!(sequence_bits, Option<i32>),
+        name!(epoch, Option<Ts>),
         name!(started_at, Option<Ts>),
         name!(last_id, Option<i64>),
         name!(logical_clock, Option<Ts>),
@@ -84,34 +90,45 @@ fn snowflake_id_status() -> TableIterator<
         name!(in_recovery, bool),
         name!(mark_lsn, Option<Lsn>),
         name!(keeper_pid, Option<i32>),
+        name!(problem, Option<String>),
     ),
 > {
-    let (layout, worker_id) = generator_settings();
-    let shared = *shmem::lock();
+    let settings = guc::Settings::get();
+    let layout = settings.layout.as_ref().ok().copied();
+    let worker_id = settings.worker_id.as_ref().ok().copied();
     let now_ms = now_unix_ms();
-    let now = now_ms - layout.epoch_ms();
-    let epoch = layout.epoch_ms();
-    let g = shared.generator;
-    let last = g.map(|g| g.last_counter()).filter(|c| *c >= 0);
+    let problem = problem(settings, now_ms);
+    // Without the preload there is no shared memory to look at.
+    let shared = shmem::preloaded().then(|| *shmem::lock());
+    let g = shared.and_then(|s| s.generator);
     let counters = g.map(|g| g.counters).unwrap_or_default();
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     let recovering = in_recovery();
-    let durable_mark = match g {
-        Some(g) => (g.lease_until() >= 0).then(|| epoch + g.lease_until()),
-        None if recovering => standby_mark(shared.replayed).map(|m| m.layout.epoch_ms + m.lease_until),
-        None => None,
-    };
+    let (mut started_at, mut last_id, mut logical_clock, mut drift_ms, mut durable_mark) =
+        (None, None, None, None, None);
+    if let (Some(layout), Some(g)) = (layout, g) {
+        let epoch = layout.epoch_ms();
+        let last = Some(g.last_counter()).filter(|c| *c >= 0);
+        started_at = shared.map(|s| to_timestamptz(s.started_unix_ms));
+        last_id = last.zip(worker_id).map(|(c, w)| layout.id_from_counter(c, w));
+        logical_clock = last.map(|c| to_timestamptz(epoch + (c >> layout.sequence_bits())));
+        drift_ms = last.map(|_| g.drift(&layout, now_ms - epoch).max(0));
+        durable_mark = (g.lease_until() >= 0).then(|| to_timestamptz(epoch + g.lease_until()));
+    } else if recovering {
+        durable_mark =
+            standby_mark(shared.and_then(|s| s.replayed)).map(|m| to_timestamptz(m.layout.epoch_ms + m.lease_until));
+    }
     TableIterator::once((
         worker_id,
-        layout.worker_bits().into(),
-        layout.sequence_bits().into(),
-        to_timestamptz(epoch),
-        g.map(|_| to_timestamptz(shared.started_unix_ms)),
-        last.map(|c| layout.id_from_counter(c, worker_id)),
-        last.map(|c| to_timestamptz(epoch + (c >> layout.sequence_bits()))),
+        layout.map(|l| l.worker_bits().into()),
+        layout.map(|l| l.sequence_bits().into()),
+        layout.map(|l| to_timestamptz(l.epoch_ms())),
+        started_at,
+        last_id,
+        logical_clock,
         to_timestamptz(now_ms),
-        last.and(g).map(|g| g.drift(&layout, now).max(0)),
-        durable_mark.map(to_timestamptz),
+        drift_ms,
+        durable_mark,
         guc::max_drift_ms(),
         count(counters.issued),
         count(counters.borrowed_ms),
@@ -119,9 +136,18 @@ fn snowflake_id_status() -> TableIterator<
         count(counters.steps_back),
         counters.largest_step_back_ms,
         count(counters.leases),
-        count(shared.keeper_mark_writes),
+        count(shared.map_or(0, |s| s.keeper_mark_writes)),
         recovering,
-        (shared.mark_lsn > 0).then_some(Lsn(shared.mark_lsn)),
-        live_pid(shared.keeper_pid),
+        shared.filter(|s| s.mark_lsn > 0).map(|s| Lsn(s.mark_lsn)),
+        shared.and_then(|s| live_pid(s.keeper_pid)),
+        problem,
     ))
+}
+
+/// Why `snowflake_nextval()` would refuse here, if it would, in its words.
+fn problem(settings: &guc::Settings, now_ms: i64) -> Option<String> {
+    if !shmem::preloaded() {
+        return Some(format!("{NOT_PRELOADED}: add it and restart the server"));
+    }
+    settings.problem(now_ms)
 }

@@ -376,3 +376,33 @@ fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
     thread::sleep(Duration::from_millis(1000));
     assert_eq!(status_i64(&cluster, "mark_writes"), idle_before, "the keeper wrote while nothing was issued");
 }
+
+/// Like PostgreSQL's own workers, a mark keeper that is killed comes back,
+/// and the status shows which process it is.
+#[test]
+fn a_killed_mark_keeper_is_restarted() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
+    let keeper = |c: &Cluster| {
+        c.connect().query_one("SELECT keeper_pid FROM snowflake_id_status", &[]).unwrap().get::<_, Option<i32>>(0)
+    };
+    let first = keeper(&cluster).expect("the keeper runs");
+    assert!(std::process::Command::new("kill").args(["-TERM", &first.to_string()]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match keeper(&cluster) {
+            Some(pid) if pid != first => break,
+            _ => assert!(Instant::now() < deadline, "the mark keeper was not restarted:\n{}", cluster.log()),
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(cluster.log().matches("snowflake_id: mark keeper started").count(), 2, "{}", cluster.log());
+    // And it renews the mark again.
+    let mut client = cluster.connect();
+    let before = status_i64(&cluster, "mark_writes_by_keeper");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        draw(&mut client, 500);
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(status_i64(&cluster, "mark_writes_by_keeper") > before);
+}

@@ -216,3 +216,39 @@ fn epoch_in_seconds_needs_a_unit() {
     assert_eq!(epoch, "2025-01-01 00:00:00");
     cluster.query_i64("SELECT snowflake_nextval()");
 }
+
+/// The status view is for monitoring roles too, and answers with a row
+/// saying what is wrong exactly when something is.
+#[test]
+fn status_is_readable_by_every_role_and_explains_what_is_wrong() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    cluster.sql("CREATE ROLE app LOGIN; CREATE ROLE watcher LOGIN IN ROLE pg_monitor;");
+    for role in ["app", "watcher"] {
+        let mut cfg = cluster.config();
+        cfg.user(role);
+        let row = cfg
+            .connect(postgres::NoTls)
+            .unwrap()
+            .query_one("SELECT worker_id, problem IS NULL, keeper_pid IS NOT NULL FROM snowflake_id_status", &[])
+            .unwrap_or_else(|e| panic!("{role}: {}", common::describe(&e)));
+        assert_eq!(row.get::<_, Option<i64>>(0), Some(1), "{role}");
+        assert!(row.get::<_, bool>(1) && row.get::<_, bool>(2), "{role}");
+    }
+
+    // worker_id unset: a row with the problem and the layout it would use.
+    let unset = Cluster::preloaded(&[]);
+    let row = unset
+        .connect()
+        .query_one("SELECT problem, worker_id, worker_bits, sequence_bits FROM snowflake_id_status", &[])
+        .unwrap();
+    assert!(row.get::<_, String>(0).contains("the worker id is not set"), "{:?}", row.get::<_, String>(0));
+    assert_eq!(row.get::<_, Option<i64>>(1), None);
+    assert_eq!((row.get::<_, Option<i32>>(2), row.get::<_, Option<i32>>(3)), (Some(10), Some(12)));
+
+    // Not preloaded: the same, naming the setting to fix.
+    let mut plain = Cluster::init(&["snowflake_id.worker_id = 1"]);
+    plain.start();
+    plain.sql("CREATE EXTENSION snowflake_id");
+    let problem: String = plain.query_text("SELECT problem FROM snowflake_id_status");
+    assert!(problem.contains("shared_preload_libraries"), "{problem}");
+}
