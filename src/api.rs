@@ -121,6 +121,17 @@ fn snowflake_id_span(span: Interval) -> i64 {
 /// epoch gives 0.
 #[pg_extern(stable, parallel_safe)]
 fn snowflake_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
+    if ts.is_infinity() {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            "snowflake_id: timestamp infinity has no ID".into(),
+            None,
+            Some("For an open-ended partition bound write MAXVALUE; for a range, leave the upper bound out.".into()),
+        );
+    }
+    if ts.is_neg_infinity() {
+        return 0;
+    }
     server_layout().smallest_id_at(unix_ms_of(ts)).unwrap_or_else(|e| raise_core(&e))
 }
 

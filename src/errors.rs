@@ -1,8 +1,8 @@
 //! The SQL edge of the core's errors: each becomes an `ereport(ERROR)` with
 //! a SQLSTATE a client can test for and a hint a DBA can act on.
 
-use pgrx::pg_sys::panic::ErrorReport;
-use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
+use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
+use pgrx::{PgLogLevel, PgSqlErrorCode as Code, PgTryBuilder};
 use snowflake_id_core::{epoch, Error};
 
 use crate::guc::{self, SettingError};
@@ -122,7 +122,7 @@ pub fn raise_core(e: &Error) -> ! {
         Error::StateCorrupt { .. } => (
             Code::ERRCODE_DATA_CORRUPTED,
             Some(format!(
-                "The file {} records the highest ID reserved. Restore it from a backup; do not delete it unless you are sure no ID issued before would be repeated.",
+                "The file {} records the highest ID reserved; an older copy from a backup is as unsafe as none. Before clients draw IDs, move it aside and, as a superuser, run SELECT snowflake_advance_past(max(id)) over every table whose IDs this server made.",
                 crate::durable::FILE_NAME
             )),
         ),
@@ -181,4 +181,31 @@ pub fn raise_read_only(function: &str, when: &str, recovery: bool) -> ! {
         Some(detail.into()),
         Some(hint.into()),
     )
+}
+
+/// `CHECK_FOR_INTERRUPTS()` whose cancel or termination reaches the client as
+/// PostgreSQL raised it. pgrx attaches a Rust backtrace to an error it catches
+/// at its FFI boundary, which with `RUST_BACKTRACE` in the server's
+/// environment would be sent as the DETAIL of every `statement_timeout`;
+/// this re-raises the error's own code, message, detail and hint, at its
+/// own level (FATAL stays FATAL).
+pub fn check_for_interrupts() {
+    PgTryBuilder::new(|| {
+        pgrx::check_for_interrupts!();
+    })
+    .catch_others(|caught| match caught {
+        CaughtError::PostgresError(e) => {
+            let mut report = ErrorReport::new(e.sql_error_code(), e.message().to_string(), "snowflake_id");
+            if let Some(d) = e.detail() {
+                report = report.set_detail(d);
+            }
+            if let Some(h) = e.hint() {
+                report = report.set_hint(h);
+            }
+            report.report(e.level());
+            unreachable!("ereport at level {:?} returned", e.level())
+        }
+        other => other.rethrow(),
+    })
+    .execute()
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use pgrx::bgworkers::BackgroundWorker;
-use pgrx::{check_for_interrupts, pg_sys, PgLogLevel, PgSqlErrorCode};
+use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::generator::lease_target;
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{resume_floor, Stored};
@@ -207,7 +207,7 @@ impl Writer {
     fn keep_waiting(self) -> fn() -> bool {
         match self {
             Writer::Query => || {
-                check_for_interrupts!();
+                crate::errors::check_for_interrupts();
                 true
             },
             Writer::Keeper => || !BackgroundWorker::sigterm_received(),
@@ -337,7 +337,7 @@ fn wait_ms(ms: i64) {
         );
         pg_sys::ResetLatch(pg_sys::MyLatch);
     }
-    check_for_interrupts!();
+    crate::errors::check_for_interrupts();
 }
 
 thread_local! {

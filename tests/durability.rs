@@ -72,6 +72,7 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     let e = cluster.sql_error("SELECT snowflake_nextval()");
     assert_eq!(e.code, "XX001", "{e:?}");
     assert!(e.message.contains("state file is unreadable"), "{e:?}");
+    assert!(e.hint.contains("snowflake_advance_past") && !e.hint.contains("Restore it"), "{e:?}");
     cluster.stop();
 
     // Unwritable: the data directory refuses new files (the temporary file).
@@ -405,4 +406,27 @@ fn a_killed_mark_keeper_is_restarted() {
         thread::sleep(Duration::from_millis(20));
     }
     assert!(status_i64(&cluster, "mark_writes_by_keeper") > before);
+}
+
+/// A cancelled wait looks like PostgreSQL's own cancel, even with
+/// RUST_BACKTRACE set in the server's environment (no Rust backtrace as the
+/// DETAIL sent to the client).
+#[test]
+fn a_cancelled_wait_looks_like_postgresql_s_own_cancel() {
+    let mut cluster = Cluster::init(&[
+        "shared_preload_libraries = 'snowflake_id'",
+        "snowflake_id.worker_id = 9",
+        "snowflake_id.sequence_bits = 4",
+        "snowflake_id.max_drift = '20ms'",
+    ]);
+    cluster.set_env(vec![("RUST_BACKTRACE", "1".to_string())]);
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    let mut client = cluster.connect();
+    client.batch_execute("SET statement_timeout = '300ms'").unwrap();
+    let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)");
+    assert_eq!(e.code, "57014", "{e:?}");
+    assert_eq!(e.message, "canceling statement due to statement timeout");
+    assert_eq!(e.detail, "", "{e:?}");
+    assert!(status_i64(&cluster, "waits") > 0);
 }

@@ -134,6 +134,9 @@ fn decode_null_and_negative() {
     assert_error(&e, "22023", "must be at most 22", "at most 22");
     let e = common::sql_error(&mut client, "SELECT snowflake_from_timestamp('3000-01-01')");
     assert_error(&e, "22008", "past the last one this layout can encode", "");
+    let e = common::sql_error(&mut client, "SELECT snowflake_from_timestamp('infinity')");
+    assert_error(&e, "22008", "timestamp infinity has no ID", "MAXVALUE");
+    assert_eq!(client.query_one("SELECT snowflake_from_timestamp('-infinity')", &[]).unwrap().get::<_, i64>(0), 0);
 }
 
 /// 6 worker bits + 6 sequence bits with a recent epoch: IDs stay below

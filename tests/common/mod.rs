@@ -334,6 +334,7 @@ pub struct DbError {
     pub code: String,
     pub message: String,
     pub hint: String,
+    pub detail: String,
 }
 
 pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
@@ -345,6 +346,7 @@ pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
                 code: db.code().code().to_string(),
                 message: db.message().to_string(),
                 hint: db.hint().unwrap_or_default().to_string(),
+                detail: db.detail().unwrap_or_default().to_string(),
             }
         }
     }
