@@ -9,7 +9,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::state_file::Stored;
@@ -45,18 +45,37 @@ pub fn read() -> Result<Option<Stored>, ReadError> {
     }
 }
 
+/// A failed write of the state file, naming the step and the file it failed on
+/// (often the temporary file, not the state file itself).
+#[derive(Debug)]
+pub struct WriteError {
+    action: &'static str,
+    path: PathBuf,
+    source: io::Error,
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not {} \"{}\": {}", self.action, self.path.display(), self.source)
+    }
+}
+
 /// Replaces the state file durably. Called with the state LWLock held, never
 /// with the spinlock.
-pub fn write(stored: &Stored) -> io::Result<()> {
+pub fn write(stored: &Stored) -> Result<(), WriteError> {
     let dir = data_dir();
     let tmp = dir.join(format!("{FILE_NAME}.tmp"));
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(stored.render().as_bytes())?;
-        f.sync_all()?;
+    fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {
+        move |source| WriteError { action, path: path.to_path_buf(), source }
     }
-    fs::rename(&tmp, dir.join(FILE_NAME))?;
-    File::open(&dir)?.sync_all()
+    {
+        let mut f = File::create(&tmp).map_err(fail("create", &tmp))?;
+        f.write_all(stored.render().as_bytes()).map_err(fail("write", &tmp))?;
+        f.sync_all().map_err(fail("fsync", &tmp))?;
+    }
+    let target = dir.join(FILE_NAME);
+    fs::rename(&tmp, &target).map_err(fail("rename the temporary file to", &target))?;
+    File::open(&dir).and_then(|d| d.sync_all()).map_err(fail("fsync the directory", &dir))
 }
 
 /// Redo of a mark record (crash recovery, a standby's startup process):
@@ -68,7 +87,7 @@ pub fn replay(record: &Stored, lsn: u64) {
     let _io = shmem::state_io();
     let on_disk = match read() {
         Ok(stored) => stored,
-        Err(ReadError::Io(e)) => raise_io("read", &path().to_string_lossy(), &e),
+        Err(ReadError::Io(e)) => raise_io(format!("could not read \"{}\": {e}", path().display())),
         Err(ReadError::Invalid(e)) => {
             // The primary wrote its file before this record, so no mark in a
             // damaged file can be above the record except one that no ID used.
@@ -83,7 +102,7 @@ pub fn replay(record: &Stored, lsn: u64) {
     let newest = Stored::later(on_disk, Some(*record));
     if newest != on_disk {
         if let Some(newest) = newest {
-            write(&newest).unwrap_or_else(|e| raise_io("write", &path().to_string_lossy(), &e));
+            write(&newest).unwrap_or_else(|e| raise_io(e.to_string()));
         }
     }
     let mut shared = shmem::lock();

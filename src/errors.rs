@@ -151,10 +151,10 @@ pub fn raise_not_preloaded() -> ! {
 }
 
 /// Reading or writing the durable state file failed.
-pub fn raise_io(action: &str, path: &str, e: &std::io::Error) -> ! {
+pub fn raise_io(what: String) -> ! {
     raise(
         Code::ERRCODE_IO_ERROR,
-        format!("snowflake_id: could not {action} \"{path}\": {e}"),
+        format!("snowflake_id: {what}"),
         Some("No ID is issued past the durable mark until it can be written.".into()),
         Some("Check the permissions and free space of the data directory.".into()),
     )

@@ -46,12 +46,9 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     while BackgroundWorker::wait_latch(Some(POLL)) {
         if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
-            ereport!(
-                PgLogLevel::WARNING,
-                PgSqlErrorCode::ERRCODE_IO_ERROR,
-                format!("snowflake_id: the mark keeper could not write the durable mark: {e}"),
-                "Backends extend the mark themselves when they need it, and fail with the same error if it persists."
-            );
+            // Backends extend the mark themselves when they need it, and fail
+            // with the same error (58030) if it persists.
+            nextval::warn_write_failure(&e);
         }
     }
     // SIGTERM: at shutdown the postmaster does not restart anyone; otherwise

@@ -14,7 +14,7 @@ use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{resume_floor, Stored};
 use snowflake_id_core::{GeneratorState, Layout, Policy, Step, StoredLayout};
 
-use crate::durable::{self, ReadError};
+use crate::durable::{self, ReadError, WriteError};
 use crate::errors::{raise_core, raise_io, raise_not_preloaded, raise_read_only, raise_setting};
 use crate::{guc, shmem, wal};
 
@@ -109,14 +109,10 @@ pub fn next_id() -> i64 {
             Step::Issued { counter, renew } => {
                 if renew {
                     let target = lease_target(counter >> layout.sequence_bits(), now, LEASE_MS);
-                    // The ID is already covered; a failed early renewal only warns,
-                    // and the next caller that needs the mark tries again.
-                    if let Err(e) = reserve(&layout, worker_id, target, target, Kind::Mark, Writer::Query) {
-                        pgrx::ereport!(
-                            PgLogLevel::WARNING,
-                            PgSqlErrorCode::ERRCODE_IO_ERROR,
-                            format!("snowflake_id: could not renew the durable mark early: {e}")
-                        );
+                    // The ID is already covered; a failed early renewal only warns
+                    // (rarely), and the next caller that needs the mark tries again.
+                    if let Err(e) = reserve(&layout, worker_id, target, target, Kind::Mark, Writer::Query, true) {
+                        warn_write_failure(&e);
                     }
                 }
                 return layout.id_from_counter(counter, worker_id);
@@ -124,8 +120,8 @@ pub fn next_id() -> i64 {
             Step::Recheck { seen } => confirm = Some(seen),
             Step::NeedLease { through } => {
                 let target = lease_target(through, now, LEASE_MS);
-                if let Err(e) = reserve(&layout, worker_id, through, target, Kind::Mark, Writer::Query) {
-                    raise_io("write", &durable::path().to_string_lossy(), &e);
+                if let Err(e) = reserve(&layout, worker_id, through, target, Kind::Mark, Writer::Query, false) {
+                    raise_io(e.to_string());
                 }
             }
             Step::Wait { until } => wait_ms(until - now),
@@ -169,13 +165,13 @@ fn start(layout: &Layout, worker_id: i64) {
         Ok(0) => {}
         Ok(behind) => warn_step_back(behind, true),
         Err(ReadError::Invalid(e)) => raise_core(&e),
-        Err(ReadError::Io(e)) => raise_io("read", &durable::path().to_string_lossy(), &e),
+        Err(ReadError::Io(e)) => raise_io(format!("could not read \"{}\": {e}", durable::path().display())),
     }
 }
 
 /// The mark keeper's turn: extends the mark if IDs were issued lately and
 /// it is getting close. Returns whether it wrote.
-pub fn renew_if_due(layout: &Layout, worker_id: i64) -> std::io::Result<bool> {
+pub fn renew_if_due(layout: &Layout, worker_id: i64) -> Result<bool, WriteError> {
     if in_recovery() {
         // Only where IDs are issued; a standby's mark comes from WAL.
         return Ok(false);
@@ -186,7 +182,7 @@ pub fn renew_if_due(layout: &Layout, worker_id: i64) -> std::io::Result<bool> {
             .then(|| lease_target(g.last_counter() >> layout.sequence_bits(), now, LEASE_MS))
     });
     let Some(target) = due else { return Ok(false) };
-    let wrote = reserve(layout, worker_id, target, target, Kind::Mark, Writer::Keeper)?;
+    let wrote = reserve(layout, worker_id, target, target, Kind::Mark, Writer::Keeper, true)?;
     if wrote {
         shmem::lock().keeper_mark_writes += 1;
     }
@@ -224,8 +220,19 @@ fn stored_layout(layout: &Layout, worker_id: i64) -> StoredLayout {
     }
 }
 
+/// After a failed write, renewals ahead of need (the keeper's, a query's
+/// early one) wait this long (ms) before trying again: a full disk or a
+/// read-only directory must not be retried, and warned about, per ID.
+const WRITE_RETRY_MS: i64 = 1000;
+
+/// At most one WARNING about failed writes per this many ms, server-wide.
+const WRITE_WARNING_EVERY_MS: i64 = 10_000;
+
 /// Makes ticks up to `target` durable unless ticks up to `through` already
 /// are, then lets the generator use them. Returns whether it wrote.
+/// `optional` renewals (ahead of need) are skipped while a failed write is
+/// backing off; a needed one always tries, and its failure is the caller's
+/// ERROR.
 ///
 /// Under the LWLock: the state file first (so that a base backup taken
 /// meanwhile copies a mark at least as new as any record before its
@@ -234,6 +241,7 @@ fn stored_layout(layout: &Layout, worker_id: i64) -> StoredLayout {
 /// interruptible; only after it may IDs under the new mark be issued. The
 /// file never moves backwards because all writers hold the LWLock and write
 /// at least what was written before.
+#[allow(clippy::too_many_arguments)]
 fn reserve(
     layout: &Layout,
     worker_id: i64,
@@ -241,7 +249,8 @@ fn reserve(
     target: i64,
     kind: Kind,
     writer: Writer,
-) -> std::io::Result<bool> {
+    optional: bool,
+) -> Result<bool, WriteError> {
     let (lease, lsn, wrote) = {
         let _io = shmem::state_io();
         let (usable, written, lsn) = {
@@ -259,13 +268,20 @@ fn reserve(
             // Written by another caller whose standby wait is not over yet.
             (written, lsn, false)
         } else {
+            let now_ms = now_unix_ms();
+            if optional && now_ms < shmem::lock().write_retry_after_unix_ms {
+                with_generator(GeneratorState::abandon_renewal);
+                return Ok(false);
+            }
             let stored = Stored { layout: stored_layout(layout, worker_id), lease_until: target.max(written) };
             if let Err(e) = durable::write(&stored) {
+                shmem::lock().write_retry_after_unix_ms = now_ms + WRITE_RETRY_MS;
                 with_generator(GeneratorState::abandon_renewal);
                 return Err(e);
             }
             let lsn = wal::log_mark(kind, &stored);
             let mut shared = shmem::lock();
+            shared.write_retry_after_unix_ms = 0;
             shared.written_lease = stored.lease_until;
             shared.mark_lsn = lsn;
             if let Some(g) = shared.generator.as_mut() {
@@ -298,10 +314,9 @@ pub fn advance_past(id: i64) -> i64 {
     }
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());
     let through = tick + 1;
-    if let Err(e) =
-        reserve(&layout, worker_id, through, lease_target(through, now, LEASE_MS), Kind::Advance, Writer::Query)
-    {
-        raise_io("write", &durable::path().to_string_lossy(), &e);
+    let target = lease_target(through, now, LEASE_MS);
+    if let Err(e) = reserve(&layout, worker_id, through, target, Kind::Advance, Writer::Query, false) {
+        raise_io(e.to_string());
     }
     let next =
         shmem::lock().generator.as_mut().map(|g| g.advance_past(&layout, tick, now).map(|_| g.last_counter() + 1));
@@ -315,6 +330,30 @@ pub fn advance_past(id: i64) -> i64 {
             None,
             None,
         ),
+    }
+}
+
+/// A renewal ahead of need failed: a WARNING, at most one every ten seconds
+/// across the server, whoever hit it (queries or the keeper).
+pub fn warn_write_failure(e: &WriteError) {
+    let now_ms = now_unix_ms();
+    let due = {
+        let mut shared = shmem::lock();
+        let due = now_ms - shared.write_warned_unix_ms >= WRITE_WARNING_EVERY_MS;
+        if due {
+            shared.write_warned_unix_ms = now_ms;
+        }
+        due
+    };
+    if due {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_IO_ERROR,
+            format!("snowflake_id: could not renew the durable mark: {e}"),
+            "snowflake_id",
+        )
+        .set_detail("IDs stop with SQLSTATE 58030 once the current mark, at most a second ahead, is used up.")
+        .set_hint("Check the permissions and free space of the data directory. This warning repeats at most every 10 seconds.")
+        .report(PgLogLevel::WARNING);
     }
 }
 

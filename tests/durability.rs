@@ -86,9 +86,30 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
         assert!(ok.success());
     };
     chmod("0500");
-    let e = sql_error(&mut client, "SELECT snowflake_nextval() FROM generate_series(1, 20000000)");
+    let log_before = cluster.log().len();
+    // Bulk draws until the durable mark (about a second of IDs) is used up.
+    let mut failed = None;
+    for _ in 0..200 {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]) {
+            Ok(_) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
     chmod("0700");
-    assert_eq!(e.code, "58030", "{e:?}");
+    let e = failed.expect("IDs kept flowing with an unwritable state file");
+    let db = e.as_db_error().expect("a database error");
+    assert_eq!(db.code().code(), "58030", "{e:?}");
+    // The message names the file that could not be written: the temporary one.
+    assert!(db.message().contains("snowflake_id.state.tmp\""), "{}", db.message());
+    // Failed renewals ahead of need were tried and warned about a bounded number of times.
+    let log = cluster.log();
+    let warnings = log[log_before..].matches("could not renew the durable mark").count();
+    assert!((1..=2).contains(&warnings), "{warnings} warnings about the mark:\n{}", &log[log_before..]);
+    // Writable again: IDs flow again.
+    draw(&mut client, 1_000);
 }
 
 /// kill -9 of a backend makes the postmaster reset shared memory; kill -9
