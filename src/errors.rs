@@ -70,6 +70,19 @@ pub fn raise_setting(e: &SettingError) -> ! {
     raise(code, format!("invalid {}: {}", e.shown, e.error), None, Some(hint))
 }
 
+/// "Restore the settings in force": the layout a state file was written under.
+fn restore_layout(stored: &snowflake_id_core::StoredLayout) -> String {
+    format!(
+        "Restore {} = {}, {} = {}, {} = '{}' {RESTART}",
+        guc::WORKER_BITS,
+        stored.worker_bits,
+        guc::SEQUENCE_BITS,
+        stored.sequence_bits,
+        guc::EPOCH,
+        epoch::format_unix_ms(stored.epoch_ms),
+    )
+}
+
 /// An error from the core that is not tied to one setting.
 pub fn raise_core(e: &Error) -> ! {
     let message = format!("snowflake_id: {e}");
@@ -110,13 +123,16 @@ pub fn raise_core(e: &Error) -> ! {
         Error::LayoutWouldGoBack { stored, .. } => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Some(format!(
-                "Restore {} = {}, {} = {}, {} = '{}' {RESTART}. IDs of another layout can only follow once the clock is past the old ones.",
-                guc::WORKER_BITS,
-                stored.worker_bits,
-                guc::SEQUENCE_BITS,
-                stored.sequence_bits,
-                guc::EPOCH,
-                epoch::format_unix_ms(stored.epoch_ms),
+                "{}. IDs of another layout can only follow once the clock is past the old ones.",
+                restore_layout(stored)
+            )),
+        ),
+        Error::LayoutChanged { stored } => (
+            Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Some(format!(
+                "{}. To change the layout on purpose (stored IDs will decode differently), set {} = on for one restart; see the README.",
+                restore_layout(stored),
+                guc::ALLOW_LAYOUT_CHANGE
             )),
         ),
         Error::StateCorrupt { .. } => (

@@ -23,6 +23,7 @@ pub const WORKER_ID: &str = "snowflake_id.worker_id";
 pub const WORKER_BITS: &str = "snowflake_id.worker_bits";
 pub const SEQUENCE_BITS: &str = "snowflake_id.sequence_bits";
 pub const EPOCH: &str = "snowflake_id.epoch";
+pub const ALLOW_LAYOUT_CHANGE: &str = "snowflake_id.allow_layout_change";
 
 static WORKER_ID_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static WORKER_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"10"));
@@ -30,6 +31,7 @@ static SEQUENCE_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<
 static EPOCH_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
 static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(0);
 static WAL_RMGR_ID_SETTING: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_WAL_RMGR_ID);
+static ALLOW_LAYOUT_CHANGE_SETTING: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Not on PostgreSQL's list of taken custom resource manager ids (128-140
 /// and 241 when this was chosen); a setting so that a clash can be resolved.
@@ -89,7 +91,20 @@ pub fn register(preloaded: bool) {
             GucContext::Postmaster,
             GucFlags::default(),
         );
+        GucRegistry::define_bool_guc(
+            c"snowflake_id.allow_layout_change",
+            c"Lets the generator start under a layout other than the one its IDs were issued under.",
+            c"Off: a changed epoch or bit split is refused, since every stored ID would decode differently. Turn on for one restart to change it on purpose.",
+            &ALLOW_LAYOUT_CHANGE_SETTING,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
     }
+}
+
+/// Whether a layout change was allowed for this start.
+pub fn allow_layout_change() -> bool {
+    ALLOW_LAYOUT_CHANGE_SETTING.get()
 }
 
 /// Reserves the `snowflake_id.` prefix once the real settings exist: a

@@ -62,13 +62,40 @@ pub extern "C-unwind" fn _PG_init() {
 /// for a key generator); they are logged at start, and `snowflake_nextval()`
 /// refuses to issue IDs with the same message until they are fixed.
 fn warn_about_settings() {
-    if let Some(problem) = guc::Settings::get().problem(nextval::now_unix_ms()) {
+    let settings = guc::Settings::get();
+    if let Some(problem) = settings.problem(nextval::now_unix_ms()) {
         ereport!(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             problem,
             "snowflake_nextval() will refuse to issue IDs until this is fixed in postgresql.conf and the server restarted."
         );
+    }
+    // A layout other than the one the state file records: said at start, not
+    // only when the first ID is asked for.
+    let stored = durable::read().ok().flatten();
+    if let (Some(stored), Ok(layout)) = (stored, &settings.layout) {
+        if stored.layout.layout() != *layout {
+            let (what, hint) = if guc::allow_layout_change() {
+                (
+                    "is allowed",
+                    "Stored IDs decode differently from now on; turn snowflake_id.allow_layout_change off again.",
+                )
+            } else {
+                ("is refused", "snowflake_nextval() refuses until the settings are restored or the change is allowed.")
+            };
+            ereport!(
+                PgLogLevel::WARNING,
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "snowflake_id: a layout change {what}: IDs were issued under worker_bits={}, sequence_bits={}, epoch={}",
+                    stored.layout.worker_bits,
+                    stored.layout.sequence_bits,
+                    snowflake_id_core::epoch::format_unix_ms(stored.layout.epoch_ms)
+                ),
+                hint
+            );
+        }
     }
 }
 

@@ -143,7 +143,8 @@ fn start(layout: &Layout, worker_id: i64) {
             layout.check_clock(now_ms).map_err(ReadError::Invalid)?;
             let stored = Stored::later(durable::read()?, shmem::lock().replayed);
             let now = now_ms - layout.epoch_ms();
-            let floor = resume_floor(stored.as_ref(), layout, worker_id, now).map_err(ReadError::Invalid)?;
+            let floor = resume_floor(stored.as_ref(), layout, worker_id, now, guc::allow_layout_change())
+                .map_err(ReadError::Invalid)?;
             // A mark reaches at most a lease past the clock of the moment it
             // was written, so a clock further behind it than that went back
             // while the server was down (or the old logical clock had run

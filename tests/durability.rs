@@ -328,14 +328,39 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     assert!(after[0] > *limited.last().unwrap());
 }
 
+/// Once IDs exist, any change of epoch or bit split is refused by default
+/// (every stored ID would decode differently), and said at start; allowed on
+/// purpose, a change that would go back is still refused.
 #[test]
-fn layout_change_that_would_go_back_is_refused() {
+fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let before = draw(&mut cluster.connect(), 1_000);
     cluster.stop();
 
+    // An earlier epoch: new IDs would stay above the old ones, but every stored
+    // ID would decode to a time a year off. Refused by default.
+    cluster.append_conf(&["snowflake_id.epoch = '2024-01-01'"]);
+    cluster.start();
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("another layout would change what every stored ID decodes to"), "{e:?}");
+    assert!(e.hint.contains("snowflake_id.epoch = '2025-01-01T00:00:00.000Z'"), "{e:?}");
+    assert!(e.hint.contains("snowflake_id.allow_layout_change = on"), "{e:?}");
+    assert!(
+        cluster.log().contains("a layout change is refused: IDs were issued under worker_bits=10"),
+        "{}",
+        cluster.log()
+    );
+    cluster.stop();
+
     // 6 + 6 node bits put the timestamp 10 bits lower: IDs would shrink ~1000-fold.
-    cluster.append_conf(&["snowflake_id.worker_bits = 6", "snowflake_id.sequence_bits = 6"]);
+    // Refused even when layout changes are allowed.
+    cluster.append_conf(&[
+        "snowflake_id.epoch = '2025-01-01'",
+        "snowflake_id.worker_bits = 6",
+        "snowflake_id.sequence_bits = 6",
+        "snowflake_id.allow_layout_change = on",
+    ]);
     cluster.start();
     let e = cluster.sql_error("SELECT snowflake_nextval()");
     assert_eq!(e.code, "55000", "{e:?}");
@@ -345,13 +370,14 @@ fn layout_change_that_would_go_back_is_refused() {
     assert_eq!(cluster.sql_error("SELECT snowflake_nextval()").code, "55000");
     cluster.stop();
 
-    // An earlier epoch only makes IDs larger: accepted, and above the old ones.
+    // The earlier epoch, allowed on purpose: accepted, above the old IDs, logged.
     cluster.append_conf(&[
         "snowflake_id.worker_bits = 10",
         "snowflake_id.sequence_bits = 12",
         "snowflake_id.epoch = '2024-01-01'",
     ]);
     cluster.start();
+    assert!(cluster.log().contains("a layout change is allowed"), "{}", cluster.log());
     let after = draw(&mut cluster.connect(), 1_000);
     assert_all_after(&before, &after, "earlier epoch");
     let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();

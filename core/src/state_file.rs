@@ -97,16 +97,27 @@ impl StoredLayout {
 /// tick of `layout`).
 ///
 /// Same layout: the tick after the stored lease, whatever the worker id or
-/// the clock says. Another layout (bits or epoch): the stored lease is
+/// the clock says. Another layout (bits or epoch) is refused unless
+/// `allow_layout_change`: every stored ID would decode to another time or
+/// worker. When allowed, the stored lease is
 /// converted to the largest ID it may have covered; the new layout is
 /// accepted only if the ID it would issue now is above that one, because
 /// otherwise it would take a jump of the logical clock into the future (or
 /// issue smaller IDs) to continue.
-pub fn resume_floor(stored: Option<&Stored>, layout: &Layout, worker_id: i64, now: i64) -> Result<i64, Error> {
+pub fn resume_floor(
+    stored: Option<&Stored>,
+    layout: &Layout,
+    worker_id: i64,
+    now: i64,
+    allow_layout_change: bool,
+) -> Result<i64, Error> {
     let Some(stored) = stored else { return Ok(0) };
     let old = stored.layout.layout();
     if old == *layout {
         return Ok(stored.lease_until.saturating_add(1).max(0));
+    }
+    if !allow_layout_change {
+        return Err(Error::LayoutChanged { stored: stored.layout });
     }
     let stored_max_id = stored.max_id();
     let node_bits = layout.worker_bits() + layout.sequence_bits();
@@ -171,25 +182,36 @@ mod tests {
     }
 
     #[test]
+    fn any_layout_change_is_refused_unless_allowed() {
+        let st = stored(10, 12, 1_000, 1, 10_000);
+        for l in [Layout::new(10, 12, 0).unwrap(), Layout::new(11, 11, 1_000).unwrap()] {
+            assert_eq!(resume_floor(Some(&st), &l, 1, 20_000, false), Err(Error::LayoutChanged { stored: st.layout }));
+        }
+        // A new worker id is not a layout change.
+        let same = Layout::new(10, 12, 1_000).unwrap();
+        assert_eq!(resume_floor(Some(&st), &same, 5, 20_000, false), Ok(10_001));
+    }
+
+    #[test]
     fn no_file_starts_from_zero() {
         let l = Layout::new(10, 12, 0).unwrap();
-        assert_eq!(resume_floor(None, &l, 1, 500), Ok(0));
+        assert_eq!(resume_floor(None, &l, 1, 500, true), Ok(0));
     }
 
     #[test]
     fn same_layout_resumes_after_the_lease_even_with_the_clock_behind() {
         let l = Layout::new(10, 12, 0).unwrap();
         let st = stored(10, 12, 0, 1, 10_000);
-        assert_eq!(resume_floor(Some(&st), &l, 1, 2_000), Ok(10_001));
+        assert_eq!(resume_floor(Some(&st), &l, 1, 2_000, true), Ok(10_001));
         // A new worker id on the same layout is fine: the tick alone orders IDs.
-        assert_eq!(resume_floor(Some(&st), &l, 9, 2_000), Ok(10_001));
+        assert_eq!(resume_floor(Some(&st), &l, 9, 2_000, true), Ok(10_001));
     }
 
     #[test]
     fn an_earlier_epoch_is_accepted_above_the_old_ids() {
         let l = Layout::new(10, 12, 0).unwrap();
         let st = stored(10, 12, 1_000, 1, 10_000);
-        let floor = resume_floor(Some(&st), &l, 1, 20_000).unwrap();
+        let floor = resume_floor(Some(&st), &l, 1, 20_000, true).unwrap();
         let old_max = st.layout.layout().encode(10_000, 1, 4095).unwrap();
         assert!(l.encode(floor, 0, 0).unwrap() > old_max);
         assert!(floor <= 20_000);
@@ -200,7 +222,7 @@ mod tests {
         // From 10+12 node bits to a JS-safe 6+6: IDs would shrink by 2^10.
         let l = Layout::new(6, 6, 0).unwrap();
         let st = stored(10, 12, 0, 1, 10_000);
-        match resume_floor(Some(&st), &l, 1, 10_500) {
+        match resume_floor(Some(&st), &l, 1, 10_500, true) {
             Err(Error::LayoutWouldGoBack { stored_max_id, first_new_id, .. }) => {
                 assert!(first_new_id < stored_max_id)
             }
@@ -213,11 +235,11 @@ mod tests {
         let l = Layout::new(10, 12, 5_000).unwrap();
         let st = stored(10, 12, 0, 1, 10_000);
         // Now is tick 5_500 of the new epoch = 10_500 of the old: below the old lease.
-        assert!(matches!(resume_floor(Some(&st), &l, 1, 5_500), Err(Error::LayoutWouldGoBack { .. })));
-        assert!(resume_floor(Some(&st), &l, 1, 5_002).is_err());
+        assert!(matches!(resume_floor(Some(&st), &l, 1, 5_500, true), Err(Error::LayoutWouldGoBack { .. })));
+        assert!(resume_floor(Some(&st), &l, 1, 5_002, true).is_err());
         // The same ID value means a time 5 s later under the new epoch, so the
         // clock must pass the old lease by the epoch's shift before it is safe.
-        assert!(resume_floor(Some(&st), &l, 1, 10_000).is_err());
-        assert_eq!(resume_floor(Some(&st), &l, 1, 10_001), Ok(10_001));
+        assert!(resume_floor(Some(&st), &l, 1, 10_000, true).is_err());
+        assert_eq!(resume_floor(Some(&st), &l, 1, 10_001, true), Ok(10_001));
     }
 }
