@@ -69,7 +69,7 @@ pub enum Step {
     /// lease after releasing the lock, so that nobody ends up waiting for it.
     Issued { counter: i64, renew: bool },
     /// The reading is older than one already seen: read the clock again and
-    /// call back with `confirm: Some(seen)`. A second reading that is still
+    /// call back with `confirm: Some(seen)` (`seen` is a wall-clock reading). A second reading that is still
     /// below `seen` proves the clock went back; one that is not was merely
     /// taken before another backend's and lost the race for the lock.
     Recheck { seen: i64 },
@@ -118,10 +118,17 @@ impl GeneratorState {
         }
         let mut reference = now.saturating_add(self.skew);
         if reference < self.ref_high {
+            // `seen` is a wall-clock reading (the highest one, less the skew),
+            // not a reference one: the skew may be paid off between the
+            // question and the confirming answer, and a skew-free reading must
+            // not be compared with a skewed one.
             match confirm {
-                None => return Ok(Decision { step: Step::Recheck { seen: self.ref_high }, stepped_back_ms }),
-                Some(seen) if reference < seen => {
-                    stepped_back_ms = seen - reference;
+                None => {
+                    let seen = self.ref_high - self.skew;
+                    return Ok(Decision { step: Step::Recheck { seen }, stepped_back_ms });
+                }
+                Some(seen) if now < seen => {
+                    stepped_back_ms = seen - now;
                     self.counters.steps_back += 1;
                     self.counters.largest_step_back_ms = self.counters.largest_step_back_ms.max(stepped_back_ms);
                     self.skew += self.ref_high - reference;
@@ -226,6 +233,7 @@ pub fn lease_target(through: i64, now: i64, lease_ms: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const POLICY: Policy = Policy { max_drift_ms: 0, lease_ms: 1000, renew_within_ms: 500 };
 
@@ -455,6 +463,127 @@ mod tests {
         // Going back is a no-op.
         assert_eq!(d.state.advance_past(&d.layout, 40_000, 103), Ok(false));
         assert!(d.state.advance_past(&d.layout, d.layout.max_tick(), 103).is_err());
+    }
+
+    #[test]
+    fn a_paid_off_skew_between_question_and_answer_is_not_a_step() {
+        let layout = Layout::new(0, 2, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, 1_000_000, 0);
+        let issue = |st: &mut GeneratorState, now, confirm| st.next(&layout, now, POLICY, confirm).unwrap();
+        issue(&mut st, 1_000, None);
+        // A real step back of 500 ms, confirmed: counted once, skew 500.
+        assert_eq!(issue(&mut st, 500, None).step, Step::Recheck { seen: 1_000 });
+        assert_eq!(issue(&mut st, 500, Some(1_000)).stepped_back_ms, 500);
+        issue(&mut st, 600, None);
+        // A late reading (it lost the race for the lock): asked to re-read.
+        let question = issue(&mut st, 550, None).step;
+        let Step::Recheck { seen } = question else { panic!("{question:?}") };
+        // It re-reads 1,001; before it gets the lock back, another caller reads
+        // 1,002, which passes the logical clock and pays the skew off.
+        issue(&mut st, 1_002, None);
+        // The answer is later than the question's reading: no step happened.
+        let d = issue(&mut st, 1_001, Some(seen));
+        assert_eq!((d.stepped_back_ms, st.counters.steps_back), (0, 1));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// The wall clock moves forward.
+        Advance(i64),
+        /// The wall clock steps back.
+        StepBack(i64),
+        /// Caller `c` reads the clock (for its call, or to answer a recheck).
+        Read(usize),
+        /// Caller `c` takes the lock with what it read.
+        Call(usize),
+        /// The mark keeper renews if due.
+        Keeper,
+    }
+
+    /// A caller's progress; readings carry the number of steps back that had
+    /// happened when they were taken.
+    #[derive(Debug, Clone, Copy)]
+    enum Caller {
+        Idle,
+        Read(i64, u64),
+        Asked(i64),
+        Answered(i64, i64, u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0i64..5).prop_map(Op::Advance),
+            1 => (1i64..400).prop_map(Op::StepBack),
+            6 => (0usize..3).prop_map(Op::Read),
+            6 => (0usize..3).prop_map(Op::Call),
+            1 => Just(Op::Keeper),
+        ]
+    }
+
+    proptest! {
+        /// Three callers whose clock readings go stale while the others take
+        /// the lock, late leases, keeper renewals and real steps back: IDs
+        /// always increase; with no step back, none is ever counted; with
+        /// steps, each is counted at most once per caller that confirmed it.
+        /// One limit is inherent: a reading taken before a real step and used
+        /// after it cannot be told from a later one and may add a count.
+        #[test]
+        fn interleaved_callers_never_repeat_or_invent_steps(ops in proptest::collection::vec(op(), 1..400)) {
+            let layout = Layout::new(0, 2, 0).unwrap(); // 4 IDs per ms: bursts borrow
+            let policy = Policy { max_drift_ms: 0, lease_ms: 50, renew_within_ms: 10 };
+            let s = layout.sequence_bits();
+            let mut st = GeneratorState::resume(&layout, 0, -1, 1_000);
+            let (mut clock, mut steps, mut crossings) = (1_000i64, 0u64, 0u64);
+            let mut callers = [Caller::Idle; 3];
+            let mut issued = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Advance(d) => clock += d,
+                    Op::StepBack(d) => {
+                        clock -= d;
+                        steps += 1;
+                    }
+                    Op::Read(c) => {
+                        callers[c] = match callers[c] {
+                            Caller::Idle | Caller::Read(..) => Caller::Read(clock, steps),
+                            Caller::Asked(seen) | Caller::Answered(seen, ..) => Caller::Answered(seen, clock, steps),
+                        }
+                    }
+                    Op::Call(c) => {
+                        let (now, confirm, read_at) = match callers[c] {
+                            Caller::Read(now, at) => (now, None, at),
+                            Caller::Answered(seen, now, at) => (now, Some(seen), at),
+                            Caller::Idle | Caller::Asked(_) => continue,
+                        };
+                        crossings += steps - read_at;
+                        callers[c] = Caller::Idle;
+                        match st.next(&layout, now, policy, confirm).unwrap().step {
+                            Step::Issued { counter, renew } => {
+                                issued.push(counter);
+                                if renew {
+                                    st.extend_lease(lease_target(counter >> s, now, policy.lease_ms));
+                                }
+                            }
+                            Step::Recheck { seen } => callers[c] = Caller::Asked(seen),
+                            Step::NeedLease { through } => st.extend_lease(lease_target(through, now, policy.lease_ms)),
+                            Step::Wait { .. } => unreachable!("max_drift is 0"),
+                        }
+                    }
+                    Op::Keeper => {
+                        if st.renewal_due(&layout, clock, 1_000, 25) {
+                            st.extend_lease(lease_target(st.last_counter() >> s, clock, policy.lease_ms));
+                        }
+                    }
+                }
+            }
+            prop_assert!(issued.windows(2).all(|w| w[0] < w[1]), "IDs not increasing: {issued:?}");
+            let counted = st.counters.steps_back;
+            prop_assert!(steps > 0 || counted == 0, "{counted} steps counted, none happened");
+            prop_assert!(
+                counted <= steps * callers.len() as u64 + crossings,
+                "{counted} steps counted, {steps} happened, {crossings} stale readings crossed one"
+            );
+        }
     }
 
     #[test]
