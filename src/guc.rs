@@ -29,9 +29,14 @@ static WORKER_ID_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CStr
 static WORKER_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"10"));
 static SEQUENCE_BITS_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"12"));
 static EPOCH_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"2025-01-01 00:00:00+00"));
-static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(0);
+static MAX_DRIFT_SETTING: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_DRIFT_MS);
 static WAL_RMGR_ID_SETTING: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_WAL_RMGR_ID);
 static ALLOW_LAYOUT_CHANGE_SETTING: GucSetting<bool> = GucSetting::<bool>::new(false);
+
+/// Bursts may run the logical clock this far (ms) ahead of the wall clock
+/// before callers wait: finite by default, so that no role that may draw IDs
+/// can push every later ID's decoded time arbitrarily far into the future.
+pub const DEFAULT_MAX_DRIFT_MS: i32 = 1000;
 
 /// Not on PostgreSQL's list of taken custom resource manager ids (128-140
 /// and 241 when this was chosen); a setting so that a clash can be resolved.
@@ -73,7 +78,7 @@ pub fn register(preloaded: bool) {
     GucRegistry::define_int_guc(
         c"snowflake_id.max_drift",
         c"How far bursts may push the logical clock ahead of the wall clock before callers wait.",
-        c"0 means never wait. Clock steps backwards do not count towards it.",
+        c"Default 1s; 0 means never wait. Clock steps backwards do not count towards it.",
         &MAX_DRIFT_SETTING,
         0,
         i32::MAX,

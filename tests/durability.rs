@@ -277,11 +277,13 @@ fn clock_stepped_back_while_running_warns_and_counts() {
 
 #[test]
 fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
-    // 4 sequence bits: 16 IDs per ms, so a burst outruns the clock at once.
+    // 4 sequence bits: 16 IDs per ms, so a burst outruns the clock at once;
+    // max_drift = 0 says "never wait" (the default is 1s).
     let cluster = Cluster::preloaded(&[
         "snowflake_id.worker_id = 8",
         "snowflake_id.sequence_bits = 4",
         "snowflake_id.worker_bits = 10",
+        "snowflake_id.max_drift = 0",
     ]);
     let mut client = cluster.connect();
     let burst = draw(&mut client, 100_000);
@@ -476,4 +478,85 @@ fn a_cancelled_wait_looks_like_postgresql_s_own_cancel() {
     assert_eq!(e.message, "canceling statement due to statement timeout");
     assert_eq!(e.detail, "", "{e:?}");
     assert!(status_i64(&cluster, "waits") > 0);
+}
+
+/// The default max_drift (1s) bounds how far bursts from several sessions
+/// push the logical clock ahead; waiting is fair enough that a light session
+/// still gets its IDs promptly while two hot ones draw flat out; and the
+/// durable mark is written about twice a second, not once per logical second.
+#[test]
+fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 10", "snowflake_id.sequence_bits = 4"]);
+    assert_eq!(cluster.query_text("SHOW snowflake_id.max_drift"), "1s");
+    let writes_before = status_i64(&cluster, "mark_writes");
+    let started = Instant::now();
+    let cfg = cluster.config();
+    let latencies: Vec<Duration> = thread::scope(|s| {
+        let hot: Vec<_> = (0..2)
+            .map(|_| {
+                let cfg = cfg.clone();
+                s.spawn(move || {
+                    let mut c = cfg.connect(postgres::NoTls).expect("connect");
+                    let deadline = Instant::now() + Duration::from_secs(4);
+                    while Instant::now() < deadline {
+                        draw(&mut c, 50_000);
+                    }
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_millis(1500));
+        let mut light = cfg.connect(postgres::NoTls).expect("connect");
+        let latencies = (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                light.query_one("SELECT snowflake_nextval()", &[]).unwrap();
+                let took = t.elapsed();
+                thread::sleep(Duration::from_millis(50));
+                took
+            })
+            .collect();
+        hot.into_iter().for_each(|h| h.join().expect("hot session"));
+        latencies
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let worst = latencies.iter().max().unwrap();
+    assert!(*worst < Duration::from_millis(500), "a light session waited {worst:?} behind two hot ones");
+    assert!(status_i64(&cluster, "waits") > 0, "the hot sessions never waited");
+    let drift = status_i64(&cluster, "drift_ms");
+    assert!(drift <= 1_100, "drift {drift} ms is past the default max_drift");
+    let writes = status_i64(&cluster, "mark_writes") - writes_before;
+    assert!(
+        (writes as f64) <= 2.0 * elapsed + 6.0,
+        "{writes} mark writes in {elapsed:.1} s of bursts: more than about two a second"
+    );
+
+    // With max_drift = 0 ("never wait") the same bursts run the logical clock
+    // many times faster than the wall clock; the lease grows with the drift,
+    // so the mark is still written about twice a second, not once per
+    // logical second.
+    cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = 0");
+    cluster.sql("SELECT pg_reload_conf()");
+    thread::sleep(Duration::from_millis(300));
+    let writes_before = status_i64(&cluster, "mark_writes");
+    let started = Instant::now();
+    thread::scope(|s| {
+        for _ in 0..2 {
+            let cfg = cfg.clone();
+            s.spawn(move || {
+                let mut c = cfg.connect(postgres::NoTls).expect("connect");
+                let deadline = Instant::now() + Duration::from_secs(3);
+                while Instant::now() < deadline {
+                    draw(&mut c, 50_000);
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let drift = status_i64(&cluster, "drift_ms");
+    assert!(drift > 10_000, "the unlimited bursts should run far ahead: drift {drift} ms");
+    let writes = status_i64(&cluster, "mark_writes") - writes_before;
+    assert!(
+        (writes as f64) <= 2.0 * elapsed + 12.0,
+        "{writes} mark writes in {elapsed:.1} s with the logical clock {drift} ms ahead"
+    );
 }

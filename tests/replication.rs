@@ -110,9 +110,12 @@ fn after_failover_ids_are_above(new_primary: &Cluster, returned: &[i64]) {
 
 #[test]
 fn promoted_standby_continues_above_a_burst_of_its_old_primary() {
-    // 2 sequence bits: 4 IDs per ms, so 100k IDs borrow about 25 s.
-    let (mut primary, standby, _) =
-        primary_and_standby(&["snowflake_id.worker_id = 2", "snowflake_id.sequence_bits = 2"], None);
+    // 2 sequence bits: 4 IDs per ms, so 100k IDs borrow about 25 s (with
+    // max_drift = 0, "never wait"; the default would cap it at a second).
+    let (mut primary, standby, _) = primary_and_standby(
+        &["snowflake_id.worker_id = 2", "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"],
+        None,
+    );
     let returned = burst_on(&primary);
     // Asynchronous replication: the failover keeps what reached the standby.
     standby.wait_replayed(&mark_lsn(&primary));
@@ -142,8 +145,10 @@ fn promoted_standby_with_its_clock_an_hour_behind_does_not_repeat() {
 
 #[test]
 fn standby_keeps_the_replayed_mark_across_a_restartpoint_and_restart() {
-    let (mut primary, mut standby, _) =
-        primary_and_standby(&["snowflake_id.worker_id = 4", "snowflake_id.sequence_bits = 2"], None);
+    let (mut primary, mut standby, _) = primary_and_standby(
+        &["snowflake_id.worker_id = 4", "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"],
+        None,
+    );
     let returned = burst_on(&primary);
     // A checkpoint on the primary, replayed, lets the standby make a
     // restartpoint that moves its redo pointer past every mark record.
@@ -165,8 +170,10 @@ fn standby_keeps_the_replayed_mark_across_a_restartpoint_and_restart() {
 
 #[test]
 fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
-    let (mut primary, mut standby, _) =
-        primary_and_standby(&["snowflake_id.worker_id = 5", "snowflake_id.sequence_bits = 2"], None);
+    let (mut primary, mut standby, _) = primary_and_standby(
+        &["snowflake_id.worker_id = 5", "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"],
+        None,
+    );
     primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
     primary.sql("SELECT pg_reload_conf()");
     let deadline = Instant::now() + Duration::from_secs(30);
