@@ -4,19 +4,10 @@
 
 mod common;
 
-use common::{check, run_as_postgres, sql_error, Cluster, BIN};
+use common::{check, ids, run_as_postgres, sql_error, Cluster, BIN};
 
 fn text(client: &mut postgres::Client, sql: &str) -> String {
     client.query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", common::describe(&e))).get(0)
-}
-
-fn ids(client: &mut postgres::Client, sql: &str) -> Vec<i64> {
-    client
-        .query(sql, &[])
-        .unwrap_or_else(|e| panic!("{sql}: {}", common::describe(&e)))
-        .iter()
-        .map(|r| r.get(0))
-        .collect()
 }
 
 /// The column's type and default, as `psql \d` would show them.

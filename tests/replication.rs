@@ -16,6 +16,16 @@ fn mark_lsn(cluster: &Cluster) -> String {
     cluster.query_text("SELECT mark_lsn::text FROM snowflake_id_status")
 }
 
+/// Whether the server's durable mark (on a standby: the one replayed) is at
+/// or past the millisecond of `id`.
+fn mark_covers(cluster: &Cluster, id: i64) -> bool {
+    cluster
+        .connect()
+        .query_one("SELECT durable_mark >= snowflake_timestamp($1) FROM snowflake_id_status", &[&id])
+        .unwrap()
+        .get(0)
+}
+
 fn insert_ids(client: &mut postgres::Client, n: i32) -> Vec<i64> {
     client
         .query("INSERT INTO t (n) SELECT g FROM generate_series(1, $1) g RETURNING id", &[&n])
@@ -157,12 +167,7 @@ fn standby_keeps_the_replayed_mark_across_a_restartpoint_and_restart() {
     standby.sql("CHECKPOINT");
     standby.restart();
     let max_returned = *returned.iter().max().unwrap();
-    let covered: bool = standby
-        .connect()
-        .query_one("SELECT durable_mark >= (snowflake_decode($1)).ts FROM snowflake_id_status", &[&max_returned])
-        .unwrap()
-        .get(0);
-    assert!(covered, "after a restart the standby lost the mark it had replayed");
+    assert!(mark_covers(&standby, max_returned), "after a restart the standby lost the mark it had replayed");
     primary.crash();
     standby.promote();
     after_failover_ids_are_above(&standby, &returned);
@@ -312,10 +317,5 @@ fn advance_past_moves_the_mark_durably_and_is_for_superusers() {
     standby.wait_replayed(&mark_lsn(&primary));
     let e = standby.sql_error("SELECT snowflake_advance_past(1)");
     assert_eq!(e.code, "25006", "{e:?}");
-    let covered: bool = standby
-        .connect()
-        .query_one("SELECT durable_mark >= (snowflake_decode($1)).ts FROM snowflake_id_status", &[&restored])
-        .unwrap()
-        .get(0);
-    assert!(covered, "the standby does not have the advanced mark");
+    assert!(mark_covers(&standby, restored), "the standby does not have the advanced mark");
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Cluster;
+use common::{ids, Cluster};
 
 /// Every object of the extension, described with its definition, ACL and
 /// comment, in a stable order.
@@ -27,15 +27,6 @@ SELECT pg_describe_object(d.classid, d.objid, 0)
 
 fn describe(client: &mut postgres::Client) -> Vec<String> {
     client.query(DESCRIBE, &[]).expect("describe the extension").iter().map(|r| r.get(0)).collect()
-}
-
-fn ids(client: &mut postgres::Client, sql: &str) -> Vec<i64> {
-    client
-        .query(sql, &[])
-        .unwrap_or_else(|e| panic!("{sql}: {}", common::describe(&e)))
-        .iter()
-        .map(|r| r.get(0))
-        .collect()
 }
 
 #[test]

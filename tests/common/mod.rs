@@ -352,6 +352,11 @@ pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
     }
 }
 
+/// The first column of every row of `sql`, as IDs.
+pub fn ids(client: &mut Client, sql: &str) -> Vec<i64> {
+    client.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).iter().map(|r| r.get(0)).collect()
+}
+
 /// Draws `n` IDs in one statement on `client`, in the order they were made.
 pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
     client
