@@ -520,7 +520,8 @@ fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
     });
     let elapsed = started.elapsed().as_secs_f64();
     let worst = latencies.iter().max().unwrap();
-    assert!(*worst < Duration::from_millis(500), "a light session waited {worst:?} behind two hot ones");
+    // A generous bound for a shared machine: starvation would last the whole burst.
+    assert!(*worst < Duration::from_secs(2), "a light session waited {worst:?} behind two hot ones");
     assert!(status_i64(&cluster, "waits") > 0, "the hot sessions never waited");
     let drift = status_i64(&cluster, "drift_ms");
     assert!(drift <= 1_100, "drift {drift} ms is past the default max_drift");
