@@ -36,6 +36,11 @@ pub enum ReadError {
     Invalid(Error),
 }
 
+/// Raises the ERROR for a state file that exists but cannot be read.
+pub fn raise_read_failure(e: &io::Error) -> ! {
+    raise_io(format!("could not read \"{}\": {e}", path().display()))
+}
+
 /// The stored mark, or `None` when the generator never ran in this cluster.
 pub fn read() -> Result<Option<Stored>, ReadError> {
     match fs::read_to_string(path()) {
@@ -87,7 +92,7 @@ pub fn replay(record: &Stored, lsn: u64) {
     let _io = shmem::state_io();
     let on_disk = match read() {
         Ok(stored) => stored,
-        Err(ReadError::Io(e)) => raise_io(format!("could not read \"{}\": {e}", path().display())),
+        Err(ReadError::Io(e)) => raise_read_failure(&e),
         Err(ReadError::Invalid(e)) => {
             // The primary wrote its file before this record, so no mark in a
             // damaged file can be above the record except one that no ID used.

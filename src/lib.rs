@@ -84,15 +84,11 @@ fn warn_about_settings() {
             } else {
                 ("is refused", "snowflake_nextval() refuses until the settings are restored or the change is allowed.")
             };
+            let changed = snowflake_id_core::Error::LayoutChanged { stored: stored.layout };
             ereport!(
                 PgLogLevel::WARNING,
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
-                    "snowflake_id: a layout change {what}: IDs were issued under worker_bits={}, sequence_bits={}, epoch={}",
-                    stored.layout.worker_bits,
-                    stored.layout.sequence_bits,
-                    snowflake_id_core::epoch::format_unix_ms(stored.layout.epoch_ms)
-                ),
+                format!("snowflake_id: a layout change {what}: {changed}"),
                 hint
             );
         }

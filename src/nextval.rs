@@ -166,7 +166,7 @@ fn start(layout: &Layout, worker_id: i64) {
         Ok(0) => {}
         Ok(behind) => warn_step_back(behind, true),
         Err(ReadError::Invalid(e)) => raise_core(&e),
-        Err(ReadError::Io(e)) => raise_io(format!("could not read \"{}\": {e}", durable::path().display())),
+        Err(ReadError::Io(e)) => durable::raise_read_failure(&e),
     }
 }
 
@@ -364,19 +364,25 @@ fn with_generator(f: impl FnOnce(&mut GeneratorState)) {
     }
 }
 
-/// Sleeps on the process latch so that statement_timeout, pg_cancel_backend
-/// and postmaster death end the wait at once.
-fn wait_ms(ms: i64) {
-    let timeout = ms.clamp(1, 1000);
+/// Sleeps on the process latch for up to `ms` (a signal that sets the
+/// latch, such as a cancel, ends it early; postmaster death ends the process).
+pub fn sleep_on_latch(ms: i64) {
+    // SAFETY: MyLatch is this process's latch.
     unsafe {
         pg_sys::WaitLatch(
             pg_sys::MyLatch,
             (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
-            timeout as _,
+            ms as _,
             pg_sys::PG_WAIT_EXTENSION,
         );
         pg_sys::ResetLatch(pg_sys::MyLatch);
     }
+}
+
+/// Waits out `max_drift` so that statement_timeout, pg_cancel_backend and
+/// postmaster death end the wait at once.
+fn wait_ms(ms: i64) {
+    sleep_on_latch(ms.clamp(1, 1000));
     crate::errors::check_for_interrupts();
 }
 

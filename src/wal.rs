@@ -18,7 +18,7 @@ use pgrx::prelude::*;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::state_file::Stored;
 
-use crate::{durable, errors, guc};
+use crate::{durable, errors, guc, nextval};
 
 /// The resource manager's name, as `pg_get_wal_resource_managers()` and
 /// `pg_walinspect` show it.
@@ -95,16 +95,7 @@ pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -
             Some(flushed) if flushed >= lsn => return true,
             Some(_) => {}
         }
-        // SAFETY: MyLatch is this process's latch.
-        unsafe {
-            pg_sys::WaitLatch(
-                pg_sys::MyLatch,
-                (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
-                1,
-                pg_sys::PG_WAIT_EXTENSION,
-            );
-            pg_sys::ResetLatch(pg_sys::MyLatch);
-        }
+        nextval::sleep_on_latch(1);
         if !keep_waiting() {
             return false;
         }
