@@ -12,5 +12,5 @@ pub mod mark_record;
 pub mod state_file;
 
 pub use error::{Error, StoredLayout};
-pub use generator::{Counters, Decision, GeneratorState, Policy, Step};
+pub use generator::{Clocks, Counters, Decision, GeneratorState, Policy, Step};
 pub use layout::{Layout, Parts};

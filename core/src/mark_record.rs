@@ -11,7 +11,7 @@
 use std::ffi::CStr;
 
 use crate::state_file::Stored;
-use crate::{epoch, Error, Layout, StoredLayout};
+use crate::{epoch, Clocks, Error, Layout, StoredLayout};
 
 /// Record kinds, in the high four bits of `xl_info` (the low four are PostgreSQL's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +49,15 @@ impl Kind {
     }
 }
 
-const VERSION: u8 = 1;
-pub const RECORD_LEN: usize = 32;
+/// Version 2 (48 bytes) appends the reference and wall clocks; 0.2.0 wrote
+/// version 1 (32 bytes), which redo still reads after an upgrade.
+const VERSION: u8 = 2;
+const V1_LEN: usize = 32;
+pub const RECORD_LEN: usize = 48;
 
-/// Serialises a mark: version, bits, padding, epoch, worker id, lease.
+/// Serialises a mark: version, bits, padding, epoch, worker id, lease,
+/// reference, wall. A mark without clocks (only read from 0.2.0) is written
+/// with the mark as its reference, the value a restart would assume for it.
 pub fn encode(stored: &Stored) -> [u8; RECORD_LEN] {
     let mut out = [0u8; RECORD_LEN];
     out[0] = VERSION;
@@ -61,17 +66,23 @@ pub fn encode(stored: &Stored) -> [u8; RECORD_LEN] {
     out[8..16].copy_from_slice(&stored.layout.epoch_ms.to_le_bytes());
     out[16..24].copy_from_slice(&stored.layout.worker_id.to_le_bytes());
     out[24..32].copy_from_slice(&stored.lease_until.to_le_bytes());
+    let clocks = stored.clocks.unwrap_or(Clocks { reference: stored.lease_until, wall: i64::MIN });
+    out[32..40].copy_from_slice(&clocks.reference.to_le_bytes());
+    out[40..48].copy_from_slice(&clocks.wall.to_le_bytes());
     out
 }
 
 /// Reads a record back, validating it as strictly as the state file.
 pub fn decode(data: &[u8]) -> Result<Stored, Error> {
     let corrupt = |detail: String| Error::StateCorrupt { detail: format!("WAL record: {detail}") };
-    if data.len() != RECORD_LEN {
-        return Err(corrupt(format!("{} bytes, expected {RECORD_LEN}", data.len())));
-    }
-    if data[0] != VERSION {
-        return Err(corrupt(format!("version {} is not {VERSION}", data[0])));
+    let expected = match data.first() {
+        Some(1) => V1_LEN,
+        Some(&VERSION) => RECORD_LEN,
+        Some(v) => return Err(corrupt(format!("version {v} is not one of 1..{VERSION}"))),
+        None => return Err(corrupt("empty".into())),
+    };
+    if data.len() != expected {
+        return Err(corrupt(format!("{} bytes, expected {expected} for version {}", data.len(), data[0])));
     }
     let word = |at: usize| {
         let mut b = [0u8; 8];
@@ -84,6 +95,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
     Ok(Stored {
         layout: StoredLayout { worker_bits, sequence_bits, epoch_ms: layout.epoch_ms(), worker_id },
         lease_until: word(24),
+        clocks: (data[0] >= 2).then(|| Clocks { reference: word(32), wall: word(40) }),
     })
 }
 
@@ -91,9 +103,10 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
 pub fn describe(stored: &Stored) -> String {
     let l = &stored.layout;
     format!(
-        "mark {} (tick {}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}",
+        "mark {} (tick {}{}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}",
         epoch::format_unix_ms(l.epoch_ms.saturating_add(stored.lease_until)),
         stored.lease_until,
+        stored.clocks.map_or(String::new(), |c| format!(", reference tick {}", c.reference)),
         l.worker_id,
         l.worker_bits,
         l.sequence_bits,
@@ -114,6 +127,7 @@ mod tests {
                 worker_id: 7,
             },
             lease_until: 60_000_123,
+            clocks: Some(Clocks { reference: 60_000_000, wall: 59_999_000 }),
         }
     }
 
@@ -131,9 +145,17 @@ mod tests {
         bad_bits[1] = 20;
         let mut bad_worker = good;
         bad_worker[16..24].copy_from_slice(&5000i64.to_le_bytes());
-        for data in [&good[..31], &bad_version[..], &bad_bits[..], &bad_worker[..]] {
+        for data in [&good[..31], &good[..32], &bad_version[..], &bad_bits[..], &bad_worker[..], &[][..]] {
             assert!(matches!(decode(data), Err(Error::StateCorrupt { .. })), "{data:?}");
         }
+    }
+
+    #[test]
+    fn a_version_1_record_is_read_without_a_reference() {
+        let mut v1 = [0u8; 32];
+        v1.copy_from_slice(&encode(&sample())[..32]);
+        v1[0] = 1;
+        assert_eq!(decode(&v1), Ok(Stored { clocks: None, ..sample() }));
     }
 
     #[test]
@@ -148,6 +170,9 @@ mod tests {
     #[test]
     fn description_names_the_mark_and_layout() {
         let text = describe(&sample());
-        assert!(text.starts_with("mark 2025-01-01T16:40:00.123Z (tick 60000123); worker_id 7"), "{text}");
+        assert!(
+            text.starts_with("mark 2025-01-01T16:40:00.123Z (tick 60000123, reference tick 60000000); worker_id 7"),
+            "{text}"
+        );
     }
 }

@@ -5,10 +5,14 @@
 //! The file is small text so a DBA can read it; it is replaced atomically
 //! (write, fsync, rename, fsync directory) by the glue, never edited in place.
 
-use crate::{epoch, Error, Layout, StoredLayout};
+use crate::{epoch, Clocks, Error, Layout, StoredLayout};
+
+/// The file's name in the data directory.
+pub const FILE_NAME: &str = "snowflake_id.state";
 
 const HEADER: &str = "# snowflake_id generator state; written by the server, do not edit";
-const VERSION: i64 = 1;
+/// Version 2 adds the reference clock; version 1 (0.2.0) files are still read.
+const VERSION: i64 = 2;
 
 /// The content of the state file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,36 +20,50 @@ pub struct Stored {
     pub layout: StoredLayout,
     /// Every ID issued so far has a tick at or below this one.
     pub lease_until: i64,
+    /// The generator's clocks when the mark was written: a restart that
+    /// reads a wall clock behind them knows the clock went back, and the
+    /// lease rule measures new marks from the reference rather than from the
+    /// mark. `None` in a mark written by 0.2.0.
+    pub clocks: Option<Clocks>,
 }
 
 impl Stored {
     pub fn render(&self) -> String {
         let l = &self.layout;
         format!(
-            "{HEADER}\nversion={VERSION}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n# lease until {}\n",
+            "{HEADER}\nversion={VERSION}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n{}# lease until {}\n",
             l.worker_bits,
             l.sequence_bits,
             l.epoch_ms,
             l.worker_id,
             self.lease_until,
+            self.clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
             epoch::format_unix_ms(l.epoch_ms.saturating_add(self.lease_until)),
         )
     }
 
     pub fn parse(text: &str) -> Result<Stored, Error> {
         let corrupt = |detail: String| Error::StateCorrupt { detail };
-        let field = |name: &str| -> Result<i64, Error> {
+        let optional = |name: &str| -> Result<Option<i64>, Error> {
             let mut found = text.lines().filter_map(|line| line.trim().strip_prefix(name)?.strip_prefix('='));
             match (found.next(), found.next()) {
-                (Some(v), None) => v.trim().parse().map_err(|_| corrupt(format!("{name} is not a number: \"{v}\""))),
-                (None, _) => Err(corrupt(format!("{name} is missing"))),
+                (Some(v), None) => {
+                    v.trim().parse().map(Some).map_err(|_| corrupt(format!("{name} is not a number: \"{v}\"")))
+                }
+                (None, _) => Ok(None),
                 (Some(_), Some(_)) => Err(corrupt(format!("{name} appears twice"))),
             }
         };
+        let field = |name: &str| optional(name)?.ok_or_else(|| corrupt(format!("{name} is missing")));
         let version = field("version")?;
-        if version != VERSION {
-            return Err(corrupt(format!("version {version} is not {VERSION}")));
+        if !(1..=VERSION).contains(&version) {
+            return Err(corrupt(format!("version {version} is not one of 1..{VERSION}")));
         }
+        let clocks = match (optional("reference_tick")?, optional("wall_tick")?) {
+            (Some(reference), Some(wall)) => Some(Clocks { reference, wall }),
+            _ if version >= 2 => return Err(corrupt("reference_tick or wall_tick is missing".into())),
+            _ => None,
+        };
         let (w, s) = (field("worker_bits")?, field("sequence_bits")?);
         let layout = Layout::new(w, s, field("epoch_ms")?).map_err(|e| corrupt(e.to_string()))?;
         let worker_id = field("worker_id")?;
@@ -58,6 +76,7 @@ impl Stored {
                 worker_id,
             },
             lease_until: field("lease_until_tick")?,
+            clocks,
         })
     }
 }
@@ -133,13 +152,25 @@ pub fn resume_floor(
     Ok(floor.max(0))
 }
 
+/// The clocks a restarted generator continues from, in ticks of `layout`
+/// (an epoch change moves every tick), if the mark recorded them.
+pub fn resume_clocks(stored: Option<&Stored>, layout: &Layout) -> Option<Clocks> {
+    let stored = stored?;
+    let shift = stored.layout.epoch_ms.saturating_sub(layout.epoch_ms());
+    stored.clocks.map(|c| Clocks { reference: c.reference.saturating_add(shift), wall: c.wall.saturating_add(shift) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::epoch::DEFAULT_EPOCH_MS;
 
     fn stored(w: u8, s: u8, epoch_ms: i64, worker_id: i64, lease_until: i64) -> Stored {
-        Stored { layout: StoredLayout { worker_bits: w, sequence_bits: s, epoch_ms, worker_id }, lease_until }
+        Stored {
+            layout: StoredLayout { worker_bits: w, sequence_bits: s, epoch_ms, worker_id },
+            lease_until,
+            clocks: Some(Clocks { reference: lease_until - 1000, wall: lease_until - 1001 }),
+        }
     }
 
     #[test]
@@ -151,10 +182,28 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_file_is_read_without_a_reference() {
+        let v1 = "version=1\nworker_bits=10\nsequence_bits=12\nepoch_ms=0\nworker_id=7\nlease_until_tick=5\n";
+        let st = Stored::parse(v1).unwrap();
+        assert_eq!((st.lease_until, st.clocks), (5, None));
+    }
+
+    #[test]
+    fn the_reference_follows_an_epoch_change() {
+        let st = stored(10, 12, 1_000, 1, 10_000);
+        let moved = Clocks { reference: 10_000, wall: 9_999 };
+        assert_eq!(resume_clocks(Some(&st), &Layout::new(10, 12, 0).unwrap()), Some(moved));
+        assert_eq!(resume_clocks(None, &Layout::new(10, 12, 0).unwrap()), None);
+    }
+
+    #[test]
     fn parse_rejects_damage() {
         let good = stored(10, 12, 0, 7, 5).render();
         let cases = [
-            good.replace("version=1", "version=2"),
+            good.replace("version=2", "version=3"),
+            good.replace("reference_tick=-995", ""),
+            good.replace("wall_tick=-996", ""),
+            good.replace("reference_tick=-995", "reference_tick=x"),
             good.replace("worker_bits=10", ""),
             good.replace("worker_bits=10", "worker_bits=ten"),
             good.replace("worker_bits=10", "worker_bits=15"),
