@@ -18,7 +18,7 @@ use snowflake_id_core::Error;
 use crate::errors::raise_io;
 use crate::shmem;
 
-pub const FILE_NAME: &str = "snowflake_id.state";
+pub use snowflake_id_core::state_file::FILE_NAME;
 
 fn data_dir() -> PathBuf {
     // SAFETY: DataDir is set before any backend runs SQL and never changes after.

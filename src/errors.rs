@@ -139,7 +139,7 @@ pub fn raise_core(e: &Error) -> ! {
             Code::ERRCODE_DATA_CORRUPTED,
             Some(format!(
                 "The file {} records the highest ID reserved; an older copy from a backup is as unsafe as none. Before clients draw IDs, move it aside and, as a superuser, run SELECT snowflake_advance_past(max(id)) over every table whose IDs this server made.",
-                crate::durable::FILE_NAME
+                snowflake_id_core::state_file::FILE_NAME
             )),
         ),
         Error::WorkerIdUnset

@@ -10,10 +10,12 @@ use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
 mod api;
+mod clock;
 mod compat;
 mod durable;
 mod errors;
 mod guc;
+mod log_limit;
 mod mark_keeper;
 mod nextval;
 mod planner;
@@ -63,7 +65,7 @@ pub extern "C-unwind" fn _PG_init() {
 /// refuses to issue IDs with the same message until they are fixed.
 fn warn_about_settings() {
     let settings = guc::Settings::get();
-    if let Some(problem) = settings.problem(nextval::now_unix_ms()) {
+    if let Some(problem) = settings.problem(clock::now_unix_ms()) {
         ereport!(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,

@@ -1,12 +1,11 @@
 //! The mark keeper: a background worker that extends the durable mark ahead
 //! of the IDs being issued, so that queries do not wait for its fsync.
 //!
-//! Backends still extend the mark themselves when the keeper falls behind
-//! (it is late by more than a quarter of a lease, or a burst runs the
-//! logical clock ahead faster than it polls) or is not running: correctness
-//! never depends on it, only latency does.
+//! Backends still write a mark themselves when they find it used up (the
+//! keeper is late, a burst outran its poll, or it is not running):
+//! correctness never depends on it, only latency does.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::prelude::*;
@@ -16,6 +15,11 @@ use crate::{guc, nextval, shmem};
 
 /// How often the keeper looks at the mark.
 const POLL: Duration = Duration::from_millis(100);
+
+/// After a failed write the keeper waits this long before trying again: a
+/// full disk or a read-only directory must not be retried ten times a
+/// second (queries that need the mark still try, and fail with 58030).
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 /// Registers the keeper; called from `_PG_init` in the postmaster.
 pub fn register() {
@@ -44,11 +48,16 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     };
     shmem::lock().keeper_pid = std::process::id() as i32;
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
+    let mut retry_at = Instant::now();
     while BackgroundWorker::wait_latch(Some(POLL)) {
+        if Instant::now() < retry_at {
+            continue;
+        }
         if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
-            // Backends extend the mark themselves when they need it, and fail
+            // Backends write the mark themselves when they need it, and fail
             // with the same error (58030) if it persists.
             nextval::warn_write_failure(&e);
+            retry_at = Instant::now() + RETRY_AFTER_FAILURE;
         }
     }
     // SIGTERM: at shutdown the postmaster does not restart anyone; otherwise

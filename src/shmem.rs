@@ -38,11 +38,8 @@ pub struct Shared {
     pub replayed: Option<Stored>,
     /// The mark keeper's pid while it runs, else 0.
     pub keeper_pid: i32,
-    /// After a failed state-file write, renewals ahead of need wait until
-    /// this wall-clock instant (Unix ms); 0 once a write succeeds.
-    pub write_retry_after_unix_ms: i64,
-    /// When the last WARNING about a failed write was sent (Unix ms).
-    pub write_warned_unix_ms: i64,
+    /// When the last rate-limited log line of each topic was sent (Unix ms).
+    pub logged_unix_ms: [i64; crate::log_limit::TOPICS],
 }
 
 // SAFETY: plain old data with no pointers.
@@ -74,8 +71,7 @@ pub fn init() {
             mark_lsn: 0,
             replayed: None,
             keeper_pid: 0,
-            write_retry_after_unix_ms: 0,
-            write_warned_unix_ms: 0,
+            logged_unix_ms: [0; crate::log_limit::TOPICS],
         })
     );
     pg_shmem_init!(STATE_IO);

@@ -7,8 +7,9 @@ use pgrx::prelude::*;
 use snowflake_id_core::state_file::Stored;
 
 use crate::api::to_timestamptz;
+use crate::clock::now_unix_ms;
 use crate::errors::NOT_PRELOADED;
-use crate::nextval::{in_recovery, now_unix_ms};
+use crate::nextval::in_recovery;
 use crate::{durable, guc, shmem};
 
 type Ts = TimestampWithTimeZone;

@@ -11,14 +11,14 @@
 //! before a checkpoint's redo pointer are never replayed again.
 
 use std::ffi::{c_char, CStr};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::state_file::Stored;
 
-use crate::{durable, errors, guc, nextval};
+use crate::{clock, durable, errors, guc};
 
 /// The resource manager's name, as `pg_get_wal_resource_managers()` and
 /// `pg_walinspect` show it.
@@ -59,11 +59,49 @@ pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
     }
 }
 
+/// The running server's `server_version_num`, read once per process.
+static SERVER_VERSION_NUM: AtomicI32 = AtomicI32::new(0);
+
+fn server_version_num() -> i32 {
+    let cached = SERVER_VERSION_NUM.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    // SAFETY: a built-in, always-present GUC; the returned string is
+    // PostgreSQL's and only read here.
+    let text = unsafe { pg_sys::GetConfigOption(c"server_version_num".as_ptr(), false, false) };
+    let version = if text.is_null() {
+        0
+    } else {
+        // SAFETY: non-null C string owned by the GUC machinery.
+        unsafe { CStr::from_ptr(text) }.to_str().ok().and_then(|t| t.parse().ok()).unwrap_or(0)
+    };
+    SERVER_VERSION_NUM.store(version, Ordering::Relaxed);
+    version
+}
+
+/// Whether `WalSndCtl`'s byte after `lsn[]` holds status bits
+/// (`sync_standbys_status`: INIT and DEFINED) rather than the bool
+/// `sync_standbys_defined`. The minors of May 2025 (15.13, 16.9, 17.5; all of
+/// 18) replaced the bool with the bits in place, same offset and size. A
+/// build made against newer headers and run on an older minor would read the
+/// bool's 1 as "INIT, not DEFINED" and never wait, so the layout is chosen
+/// by the version of the server running, not of the headers built against.
+fn status_has_bits(version: i32) -> bool {
+    match version / 10_000 {
+        15 => version >= 150_013,
+        16 => version >= 160_009,
+        17 => version >= 170_005,
+        _ => version >= 180_000,
+    }
+}
+
 /// Whether `synchronous_standby_names` asks for synchronous standbys, and
 /// if so up to where they have flushed WAL. Decided as PostgreSQL's own
 /// commit wait does: from the checkpointer's reading of the setting once it
 /// has one, from the setting before that.
 fn sync_standbys() -> Option<pg_sys::XLogRecPtr> {
+    let bits = status_has_bits(server_version_num());
     // SAFETY: WalSndCtl is set up at server start. Its fields are written
     // under SyncRepLock; a byte and an aligned 64-bit word are read
     // atomically here, and a stale value only makes us wait one more round.
@@ -73,13 +111,28 @@ fn sync_standbys() -> Option<pg_sys::XLogRecPtr> {
             return None;
         }
         let status = u32::from(std::ptr::read_volatile(&(*ctl).sync_standbys_status));
-        let defined = if status & pg_sys::SYNC_STANDBY_INIT == 0 {
+        let defined = if !bits {
+            status != 0
+        } else if status & pg_sys::SYNC_STANDBY_INIT == 0 {
             let names = pg_sys::SyncRepStandbyNames;
             !names.is_null() && *names != 0
         } else {
             status & pg_sys::SYNC_STANDBY_DEFINED != 0
         };
         defined.then(|| std::ptr::read_volatile(&(*ctl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]))
+    }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    #[pgrx::pg_test]
+    fn sync_status_layout_follows_the_running_minor() {
+        use super::status_has_bits;
+        assert!(!status_has_bits(150_012) && status_has_bits(150_013) && status_has_bits(150_018));
+        assert!(!status_has_bits(160_008) && status_has_bits(160_009));
+        assert!(!status_has_bits(170_004) && status_has_bits(170_005) && status_has_bits(180_000));
+        assert!(super::server_version_num() >= 150_000);
     }
 }
 
@@ -95,7 +148,7 @@ pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -
             Some(flushed) if flushed >= lsn => return true,
             Some(_) => {}
         }
-        nextval::sleep_on_latch(1);
+        clock::sleep_on_latch(1);
         if !keep_waiting() {
             return false;
         }
