@@ -42,4 +42,7 @@ cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
 # The released 0.1.0 install script, for the upgrade test (pgrx copies only
 # upgrade scripts, named extension--from--to.sql).
 install -m 644 sql/snowflake_id--0.1.0.sql "$("$PG_CONFIG" --sharedir)/extension/"
+# tests/chaos.rs soaks for about 60 s (failovers and clock steps under load);
+# SNOWFLAKE_CHAOS_SECS=600 bash scripts/test.sh soaks longer, and
+# SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's random choices.
 cargo test -p snowflake_id --test '*'

@@ -417,3 +417,81 @@ impl FakeClock {
         ]
     }
 }
+
+// Accuracy: how far IDs and the durable mark are ahead of the clock. The
+// server's clock is the machine's (or a FakeClock's shift of it), so the
+// figures are measured on the server, where no client round trip blurs them.
+
+/// Draws one ID and says how far its time part is ahead of the server's
+/// clock right after it was made, in seconds (negative: behind).
+pub fn draw_one_ahead(client: &mut Client) -> (i64, f64) {
+    // The target list is evaluated left to right: the clock is read after the ID.
+    let row = client
+        .query_one(
+            "SELECT id, extract(epoch FROM snowflake_timestamp(id) - at)::float8
+               FROM (SELECT snowflake_nextval() AS id, clock_timestamp() AS at OFFSET 0) d",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("draw one: {}", describe(&e)));
+    (row.get(0), row.get(1))
+}
+
+/// How far the durable mark is ahead of the server's clock, in seconds;
+/// None while the server has no mark.
+pub fn mark_ahead(client: &mut Client) -> Option<f64> {
+    client
+        .query_one("SELECT extract(epoch FROM durable_mark - wall_clock)::float8 FROM snowflake_id_status", &[])
+        .unwrap_or_else(|e| panic!("status: {}", describe(&e)))
+        .get(0)
+}
+
+/// How far the server's clock is from the machine's (a FakeClock offset as
+/// the server sees it), in seconds.
+pub fn server_clock_offset(client: &mut Client) -> f64 {
+    let server: f64 = client
+        .query_one("SELECT extract(epoch FROM clock_timestamp())::float8", &[])
+        .unwrap_or_else(|e| panic!("clock: {}", describe(&e)))
+        .get(0);
+    let machine = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs_f64();
+    server - machine
+}
+
+/// Waits until the server's clock is within a second of `offset_s` from the
+/// machine's: a FakeClock file is read on every clock call, but a test must
+/// not measure before the server follows it.
+pub fn wait_for_clock_offset(cluster: &Cluster, offset_s: f64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut client = cluster.connect();
+    loop {
+        let seen = server_clock_offset(&mut client);
+        if (seen - offset_s).abs() < 1.0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server's clock is {seen:.1} s off, expected {offset_s:.1} s");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Cluster {
+    /// Waits until `standby` streams from this primary as a synchronous one
+    /// (`synchronous_standby_names` set), so that a failover keeps every
+    /// mark the primary waited for.
+    pub fn wait_sync_standby(&self, standby: &Cluster) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let sql = "SELECT coalesce(string_agg(sync_state, ','), '') FROM pg_stat_replication";
+        loop {
+            let state = self.query_text(sql);
+            if state == "sync" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no synchronous standby on port {} (replication: {state:?})\n--- primary log ---\n{}\n--- standby log ---\n{}",
+                self.port,
+                self.log(),
+                standby.log()
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
