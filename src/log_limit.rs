@@ -30,8 +30,11 @@ pub fn due(topic: Topic) -> bool {
     let now = clock::now_unix_ms();
     let mut shared = shmem::lock();
     let last = &mut shared.logged_unix_ms[topic as usize];
-    let due = *last == 0 || now - *last >= topic.period_ms() || now < *last;
-    if due {
+    let due = *last == 0 || now - *last >= topic.period_ms();
+    // A clock that went back restarts the period from its new reading
+    // (without a line): otherwise a step back of an hour would silence the
+    // topic for an hour.
+    if due || now < *last {
         *last = now;
     }
     due

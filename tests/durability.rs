@@ -52,7 +52,7 @@ fn restart_continues_above_every_earlier_id() {
         notices
             .lock()
             .iter()
-            .any(|n| n.starts_with("WARNING") && n.contains("behind the IDs issued before this start")),
+            .any(|n| n.starts_with("WARNING") && n.contains("behind the clock readings recorded with the durable mark")),
         "{:?}",
         notices.lock()
     );
@@ -245,7 +245,12 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
     assert_strictly_increasing(&after, "after restart under -1h");
     assert_all_after(&before, &after, "clock back while down");
     assert!(status_i64(&cluster, "drift_ms") > 3_000_000, "drift should show the hour");
-    assert_eq!(status_i64(&cluster, "waits"), 0, "a step back must not count as a burst to wait out");
+    // A step back is not a burst to wait out (that would stall for the hour).
+    // What may wait, about a lease at most, is a burst past the first
+    // millisecond right after the start: the restart floor is a lease ahead
+    // of the clock, and max_drift (50 ms here) bounds bursts beyond it.
+    let waits = status_i64(&cluster, "waits");
+    assert!(waits <= 10, "{waits} waits: more than a lease's worth after a step back");
     assert_eq!(cluster.query_i64("SELECT count(DISTINCT id) FROM t"), 10_000);
 }
 

@@ -235,16 +235,25 @@ impl GeneratorState {
     /// What is left out is the floor a restart resumed at: a floor ahead of
     /// the reference clock is the previous lease, and a lease measured from
     /// it would push the next restart's floor a lease further, for ever.
-    /// Hence, whatever the sequence of restarts and renewals:
-    /// `mark <= max(tick, position) + lease` and, with `max_drift` set,
-    /// `mark <= max(tick, reference + max_drift + lease)`.
+    /// Hence, whatever the sequence of restarts and renewals, with
+    /// `max_drift` set: `mark <= max(tick, position) + lease` and
+    /// `mark <= max(tick, reference + max_drift + lease)`. Without it (never
+    /// wait), the lease also grows by the burst, so that a burst that runs
+    /// the logical clock far ahead renews a few times a second.
     /// Never past the layout's last tick.
     pub fn mark_target(&self, layout: &Layout, tick: i64, now: i64, policy: Policy) -> i64 {
         let reference = self.reference_at(now);
         let position = tick.max(now);
         let burst = tick.saturating_sub(reference.max(self.floor)).max(0);
-        let allowance = if policy.max_drift_ms > 0 { burst.min(policy.max_drift_ms) } else { burst };
-        let reach = position.min(reference.saturating_add(allowance)).saturating_add(policy.lease_ms);
+        let reach = if policy.max_drift_ms > 0 {
+            position.min(reference.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
+        } else {
+            // Unbounded bursts (max_drift = 0) may run the logical clock many
+            // times faster than the wall clock; a lease that grows with the
+            // burst keeps marks at a few writes a second instead of one per
+            // logical second. Still never measured from a restart's floor.
+            position.min(reference.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
+        };
         tick.max(reach).min(layout.max_tick())
     }
 
@@ -541,6 +550,30 @@ mod tests {
         }
         assert!(writes <= 30, "{writes} mark writes in ten seconds of burst");
         assert!(st.drift(&layout, 10_000) <= 1000);
+    }
+
+    #[test]
+    fn an_unbounded_burst_renews_a_handful_of_times_not_once_per_logical_second() {
+        // 0 sequence bits and max_drift 0: every ID borrows a millisecond,
+        // 1,000 IDs per wall ms, a million logical ms in one wall second.
+        let layout = Layout::new(0, 0, 0).unwrap();
+        let mut st = GeneratorState::resume(&layout, 0, None, 0);
+        let mut writes = 0;
+        for wall_ms in 0..1_000 {
+            for _ in 0..1_000 {
+                loop {
+                    match st.next(&layout, wall_ms, POLICY, None).unwrap().step {
+                        Step::Issued { .. } => break,
+                        Step::NeedLease { target, .. } => {
+                            writes += 1;
+                            st.extend_lease(target);
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                }
+            }
+        }
+        assert!(writes <= 12, "{writes} mark writes in one second of burst");
     }
 
     #[test]
