@@ -296,10 +296,14 @@ fn advance_past_moves_the_mark_durably_and_is_for_superusers() {
     primary.start();
     let mut client = primary.connect();
     client.batch_execute("SET statement_timeout = '10s'").unwrap();
-    // Far ahead of the wall clock, but no burst: max_drift does not stall it.
+    // Far ahead of the wall clock, but not a burst: max_drift does not stall
+    // it until the clock catches up (an hour). Only the part of this insert
+    // past the first millisecond after the restart may wait, for about a
+    // lease, since the restart floor is a lease past the advanced point.
     let after = insert_ids(&mut client, 5_000);
     assert_all_above(&[restored], &after, "after advance and crash");
-    assert_eq!(primary.query_i64("SELECT waits FROM snowflake_id_status"), 0);
+    let waits = primary.query_i64("SELECT waits FROM snowflake_id_status");
+    assert!(waits <= 10, "{waits} waits after an advance an hour ahead");
 
     // Without a crash, the next ID is the one it announced.
     let restored = *after.iter().max().unwrap() + (1 << 22) * 60_000;
