@@ -210,6 +210,67 @@ fn wait_connectable(cluster: &Cluster) {
     }
 }
 
+/// No ID twice, and real-time order: every call that ended before another
+/// began returned smaller IDs. `ids` holds every ID returned (IDs of
+/// concurrent calls interleave, so ranges are not enough for duplicates).
+fn check_ledger(calls: &[Call], ids: &mut [i64], events: &Events) -> Result<(), String> {
+    let origin = events.origin;
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        let twice: Vec<&Call> = calls.iter().filter(|c| c.min <= w[0] && w[0] <= c.max).collect();
+        let at = twice.first().map_or(origin, |c| c.start);
+        let described: Vec<String> = twice.iter().map(|c| c.describe(origin)).collect();
+        return Err(format!(
+            "duplicate ID {}: calls\n{}\nevents:\n{}",
+            w[0],
+            described.join("\n"),
+            events.around(at, Duration::from_secs(10))
+        ));
+    }
+    let mut by_end = calls.to_vec();
+    by_end.sort_by_key(|c| c.end);
+    let mut by_start = calls.to_vec();
+    by_start.sort_by_key(|c| c.start);
+    // The call with the largest ID among those that ended before `c` began.
+    let (mut p, mut running): (usize, Option<Call>) = (0, None);
+    for c in &by_start {
+        while p < by_end.len() && by_end[p].end < c.start {
+            if running.is_none_or(|r| by_end[p].max > r.max) {
+                running = Some(by_end[p]);
+            }
+            p += 1;
+        }
+        if let Some(r) = running.filter(|r| c.min <= r.max) {
+            return Err(format!(
+                "real-time order broken: {} ended before {} began, yet returned the larger ID\nevents:\n{}",
+                r.describe(origin),
+                c.describe(origin),
+                events.around(c.start, Duration::from_secs(10))
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The ledger check itself catches what it must, on a made-up ledger.
+#[test]
+fn the_ledger_check_catches_a_duplicate_and_an_order_violation() {
+    let events = Events { origin: Instant::now(), list: Vec::new() };
+    let t = |ms: u64| events.origin + Duration::from_millis(ms);
+    let call = |start, end, id, client| Call { start: t(start), end: t(end), min: id, max: id, client, primary: 0 };
+    // Overlapping calls may return IDs in either order.
+    let fine = [call(0, 10, 5, 0), call(5, 20, 3, 1), call(21, 30, 6, 0)];
+    assert_eq!(check_ledger(&fine, &mut [5, 3, 6], &events), Ok(()));
+    // A call that began after another ended returned a smaller ID.
+    let late = [call(0, 10, 5, 0), call(11, 20, 4, 1)];
+    let e = check_ledger(&late, &mut [5, 4], &events).expect_err("order violation missed");
+    assert!(e.starts_with("real-time order broken"), "{e}");
+    // The same ID twice, inside a burst of another call.
+    let twice = [Call { start: t(0), end: t(10), min: 1, max: 9, client: 0, primary: 0 }, call(2, 3, 4, 1)];
+    let e = check_ledger(&twice, &mut [1, 4, 9, 4], &events).expect_err("duplicate missed");
+    assert!(e.starts_with("duplicate ID 4"), "{e}");
+}
+
 #[test]
 fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clock() {
     let secs: u64 = std::env::var("SNOWFLAKE_CHAOS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
@@ -374,42 +435,8 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
         after_right.len()
     );
 
-    // No ID twice (IDs of concurrent calls interleave, so every ID counts).
-    all_ids.sort_unstable();
-    if let Some(w) = all_ids.windows(2).find(|w| w[0] == w[1]) {
-        let twice: Vec<&Call> = calls.iter().filter(|c| c.min <= w[0] && w[0] <= c.max).collect();
-        let at = twice.first().map_or(origin, |c| c.start);
-        let described: Vec<String> = twice.iter().map(|c| c.describe(origin)).collect();
-        panic!(
-            "duplicate ID {}: calls\n{}\nevents:\n{}",
-            w[0],
-            described.join("\n"),
-            events.around(at, Duration::from_secs(10))
-        );
-    }
-
-    // Real-time order: every call that ended before this one began returned smaller IDs.
-    let mut by_end = calls.clone();
-    by_end.sort_by_key(|c| c.end);
-    let mut by_start = calls.clone();
-    by_start.sort_by_key(|c| c.start);
-    let (mut p, mut running): (usize, Option<Call>) = (0, None);
-    for c in &by_start {
-        while p < by_end.len() && by_end[p].end < c.start {
-            if running.is_none_or(|r| by_end[p].max > r.max) {
-                running = Some(by_end[p]);
-            }
-            p += 1;
-        }
-        if let Some(r) = running {
-            assert!(
-                c.min > r.max,
-                "real-time order broken: {} ended before {} began, yet returned the larger ID\nevents:\n{}",
-                r.describe(origin),
-                c.describe(origin),
-                events.around(c.start, Duration::from_secs(10))
-            );
-        }
+    if let Err(e) = check_ledger(&calls, &mut all_ids, &events) {
+        panic!("{e}");
     }
     assert!(last_id > calls.iter().map(|c| c.max).max().unwrap_or(0), "the last ID is not above the ledger");
 
