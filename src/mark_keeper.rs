@@ -50,6 +50,12 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     let mut retry_at = Instant::now();
     while BackgroundWorker::wait_latch(Some(POLL)) {
+        if BackgroundWorker::sighup_received() {
+            // max_drift (which sizes the lease) and synchronous_standby_names
+            // are reloadable; the keeper must see them as backends do.
+            // SAFETY: the standard reload in a background worker's main loop.
+            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+        }
         if Instant::now() < retry_at {
             continue;
         }

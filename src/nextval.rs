@@ -151,10 +151,10 @@ pub fn renew_if_due(layout: &Layout, worker_id: i64) -> Result<bool, WriteError>
     let policy = policy();
     let due = shmem::lock().generator.and_then(|g| {
         g.renewal(layout, now, policy, KEEPER_ACTIVE_MS, KEEPER_RENEWS_WITHIN_MS)
-            .map(|target| (g.lease_until(), target))
+            .map(|(target, clocks)| (g.lease_until(), target, clocks))
     });
-    let Some((mark, target)) = due else { return Ok(false) };
-    let wrote = reserve(layout, worker_id, mark + 1, target, None, Kind::Mark, Writer::Keeper)?;
+    let Some((mark, target, clocks)) = due else { return Ok(false) };
+    let wrote = reserve(layout, worker_id, mark + 1, target, Some(clocks), Kind::Mark, Writer::Keeper)?;
     if wrote {
         shmem::lock().keeper_mark_writes += 1;
     }
@@ -196,7 +196,8 @@ fn stored_layout(layout: &Layout, worker_id: i64) -> StoredLayout {
 /// Makes ticks up to `target` durable unless ticks up to `through` already
 /// are, then lets the generator use them. Returns whether it wrote. The
 /// clocks written with the mark are the generator's, or `clocks` when given
-/// (an advance writes the clocks it is about to move to).
+/// (an advance writes the clocks it is about to move to, the keeper those it
+/// read with its target).
 ///
 /// Under the LWLock: the state file first (so that a base backup taken
 /// meanwhile copies a mark at least as new as any record before its

@@ -232,9 +232,14 @@ impl GeneratorState {
     /// clock), where the position counts only up to the reference clock plus
     /// the part of `tick` that a burst explains (at most `max_drift`).
     ///
-    /// What is left out is the floor a restart resumed at: a floor ahead of
-    /// the reference clock is the previous lease, and a lease measured from
-    /// it would push the next restart's floor a lease further, for ever.
+    /// What is left out is the floor a restart resumed at, as long as the
+    /// tick is at it: a floor ahead of the reference clock is the previous
+    /// lease, and a lease measured from it would push the next restart's
+    /// floor a lease further at every restart, for ever. A tick past the floor
+    /// was reached within `max_drift` of the reference (the wait rule), so
+    /// measuring from it then is bounded by the same `reference + max_drift +
+    /// lease`, and spares a mark write per millisecond while the reference
+    /// catches up with a floor more than a lease ahead.
     /// Hence, whatever the sequence of restarts and renewals, with
     /// `max_drift` set: `mark <= max(tick, position) + lease` and
     /// `mark <= max(tick, reference + max_drift + lease)`. Without it (never
@@ -244,15 +249,24 @@ impl GeneratorState {
     pub fn mark_target(&self, layout: &Layout, tick: i64, now: i64, policy: Policy) -> i64 {
         let reference = self.reference_at(now);
         let position = tick.max(now);
-        let burst = tick.saturating_sub(reference.max(self.floor)).max(0);
+        // Past the floor the generator has moved on from it under its own
+        // power (within max_drift of the reference, or in an unbounded
+        // burst), so the floor is a base like the reference; up to it, the
+        // floor is the previous lease and must not count.
+        let (base, burst) = if tick > self.floor {
+            let base = reference.max(self.floor);
+            (base, tick.saturating_sub(base).max(0))
+        } else {
+            (reference, 0)
+        };
         let reach = if policy.max_drift_ms > 0 {
-            position.min(reference.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
+            position.min(base.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
         } else {
             // Unbounded bursts (max_drift = 0) may run the logical clock many
             // times faster than the wall clock; a lease that grows with the
             // burst keeps marks at a few writes a second instead of one per
             // logical second. Still never measured from a restart's floor.
-            position.min(reference.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
+            position.min(base.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
         };
         tick.max(reach).min(layout.max_tick())
     }
@@ -276,13 +290,27 @@ impl GeneratorState {
     /// `None`. Due while IDs flow (one was issued since start, within the
     /// last `active_ms`) and the mark is within `within_ms` of the position,
     /// so that a caller rarely finds it used up; an idle server writes nothing.
-    pub fn renewal(&self, layout: &Layout, now: i64, policy: Policy, active_ms: i64, within_ms: i64) -> Option<i64> {
+    ///
+    /// With the target come the clocks to write with it, read at `now` like
+    /// the target: the generator's own are as old as its last ID, up to
+    /// `active_ms`, and a restart that resumed from such stale clocks would
+    /// see its floor that much further ahead of its reference, and make
+    /// bursts wait for it.
+    pub fn renewal(
+        &self,
+        layout: &Layout,
+        now: i64,
+        policy: Policy,
+        active_ms: i64,
+        within_ms: i64,
+    ) -> Option<(i64, Clocks)> {
         let tick = self.last >> layout.sequence_bits();
         if self.counters.issued == 0 || tick <= now - active_ms || self.mark - tick.max(now) >= within_ms {
             return None;
         }
         let target = self.mark_target(layout, tick, now, policy);
-        (target > self.mark).then_some(target)
+        let clocks = Clocks { reference: self.reference_at(now), wall: self.wall_high.max(now) };
+        (target > self.mark).then_some((target, clocks))
     }
 
     /// The mark that moving past tick `tick` needs: one lease past it, as
@@ -512,14 +540,14 @@ mod tests {
         assert_eq!(st.renewal(&layout, 900, policy, 10_000, 500), None, "nothing issued yet");
         st.next(&layout, 100, policy, None).unwrap();
         assert_eq!(st.renewal(&layout, 400, policy, 10_000, 500), None);
-        assert_eq!(st.renewal(&layout, 600, policy, 10_000, 500), Some(1600));
+        assert_eq!(st.renewal(&layout, 600, policy, 10_000, 500), Some((1600, Clocks { reference: 600, wall: 600 })));
         // Idle for longer than the activity window: no renewal, however close the mark.
         assert_eq!(st.renewal(&layout, 10_200, policy, 10_000, 500), None);
         // A burst that ran the logical clock ahead is due while the wall clock is not.
         for _ in 0..(700 * 4096) {
             st.next(&layout, 101, policy, None).unwrap();
         }
-        assert_eq!(st.renewal(&layout, 101, policy, 10_000, 500), Some(1_800));
+        assert_eq!(st.renewal(&layout, 101, policy, 10_000, 500).map(|r| r.0), Some(1_800));
     }
 
     #[test]
@@ -542,7 +570,7 @@ mod tests {
                 }
             }
             if wall_ms % 100 == 0 {
-                if let Some(target) = st.renewal(&layout, wall_ms, policy, 10_000, 500) {
+                if let Some((target, _)) = st.renewal(&layout, wall_ms, policy, 10_000, 500) {
                     writes += 1;
                     st.extend_lease(target);
                 }
@@ -574,6 +602,31 @@ mod tests {
             }
         }
         assert!(writes <= 12, "{writes} mark writes in one second of burst");
+    }
+
+    #[test]
+    fn past_a_floor_far_ahead_a_burst_does_not_write_a_mark_per_millisecond() {
+        // A restart after a run-ahead: the floor is 5 s past the reference.
+        let layout = Layout::new(0, 0, 0).unwrap();
+        for max_drift_ms in [0, 10_000] {
+            let policy = Policy { max_drift_ms, lease_ms: 1000 };
+            let mut st = GeneratorState::resume(&layout, 6_000, Some(Clocks { reference: 1_000, wall: 1_000 }), 1_000);
+            let mut writes = 0;
+            // 4,000 ticks: past the floor, still within max_drift of the reference.
+            for _ in 0..4_000 {
+                loop {
+                    match st.next(&layout, 1_000, policy, None).unwrap().step {
+                        Step::Issued { .. } => break,
+                        Step::NeedLease { target, .. } => {
+                            writes += 1;
+                            st.extend_lease(target);
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                }
+            }
+            assert!(writes <= 20, "{writes} mark writes for 4,000 ticks past the floor (max_drift {max_drift_ms})");
+        }
     }
 
     #[test]
@@ -825,7 +878,7 @@ mod tests {
                         }
                     }
                     Op::Keeper => {
-                        if let Some(target) = st.renewal(&layout, clock, policy, 1_000, 25) {
+                        if let Some((target, _)) = st.renewal(&layout, clock, policy, 1_000, 25) {
                             st.extend_lease(target);
                         }
                     }

@@ -28,10 +28,14 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// The file's text. A mark without clocks (replayed from a 0.2.0 WAL
+    /// record, say on a standby upgraded before its primary) is written as a
+    /// version 1 file, which both 0.2.0 and this version read back as it was.
     pub fn render(&self) -> String {
         let l = &self.layout;
+        let version = if self.clocks.is_some() { VERSION } else { 1 };
         format!(
-            "{HEADER}\nversion={VERSION}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n{}# lease until {}\n",
+            "{HEADER}\nversion={version}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n{}# lease until {}\n",
             l.worker_bits,
             l.sequence_bits,
             l.epoch_ms,
@@ -179,6 +183,22 @@ mod tests {
         let text = st.render();
         assert!(text.contains("lease_until_tick=123456789"));
         assert_eq!(Stored::parse(&text), Ok(st));
+    }
+
+    #[test]
+    fn a_mark_without_clocks_round_trips_as_a_version_1_file() {
+        let st = Stored { clocks: None, ..stored(10, 12, 0, 7, 5) };
+        let text = st.render();
+        assert!(text.contains("version=1\n"), "{text}");
+        assert_eq!(Stored::parse(&text), Ok(st));
+        // The path a standby takes: a 0.2.0 WAL record, replayed into the file.
+        let v1_record = {
+            let mut r = crate::mark_record::encode(&st);
+            r[0] = 1;
+            r[..32].to_vec()
+        };
+        let replayed = crate::mark_record::decode(&v1_record).unwrap();
+        assert_eq!(Stored::parse(&replayed.render()), Ok(replayed));
     }
 
     #[test]

@@ -177,6 +177,7 @@ impl World {
                 Step::Recheck { seen } => confirm = Some(seen),
                 Step::NeedLease { through, target } => {
                     prop_assert!(target >= through);
+                    self.check_target(through, target)?;
                     if !self.write(target) {
                         return Ok(false);
                     }
@@ -193,12 +194,15 @@ impl World {
         self.seen += ms;
     }
 
-    fn keeper(&mut self) {
+    fn keeper(&mut self) -> Result<(), TestCaseError> {
         let now = self.now();
         let due = self.generator.as_ref().and_then(|g| g.renewal(&self.layout, now, self.policy, 10_000, 500));
-        if let Some(target) = due {
-            self.write(target);
+        if let Some((target, clocks)) = due {
+            let last_tick = self.generator.as_ref().expect("running").last_counter() >> self.layout.sequence_bits();
+            self.check_target(last_tick, target)?;
+            self.write_with(target, clocks);
         }
+        Ok(())
     }
 
     fn advance_past(&mut self, delta: i64) -> Result<(), TestCaseError> {
@@ -215,22 +219,34 @@ impl World {
         Ok(())
     }
 
+    /// A mark, when it is sized for tick `tick`: at most a lease past the
+    /// generator's position (plus the burst past the reference, without
+    /// `max_drift`).
+    fn check_target(&self, tick: i64, target: i64) -> Result<(), TestCaseError> {
+        let g = self.generator.as_ref().expect("running");
+        let now = self.real + self.servers[self.primary].offset;
+        let clock = self.clock_high.max(now);
+        let position = tick.max(g.reference()).max(clock);
+        let burst = if self.policy.max_drift_ms > 0 { 0 } else { (tick - g.reference().max(clock)).max(0) };
+        let bound = position + self.policy.lease_ms + burst;
+        prop_assert!(target <= bound, "mark {target} sized past {bound} (tick {tick}, reference {})", g.reference());
+        Ok(())
+    }
+
     /// Invariants that hold after every step.
     fn check(&self) -> Result<(), TestCaseError> {
         let Some(g) = self.generator.as_ref() else { return Ok(()) };
         let last_tick = g.last_counter() >> self.layout.sequence_bits();
         let lease = self.policy.lease_ms;
-        // Without max_drift the lease also grows by the burst beyond the reference.
-        let position = last_tick.max(g.reference()).max(self.clock_high);
-        let burst =
-            if self.policy.max_drift_ms > 0 { 0 } else { (last_tick - g.reference().max(self.clock_high)).max(0) };
-        prop_assert!(
-            g.lease_until() <= position + lease + burst,
-            "mark {} more than a lease past the position (last tick {last_tick}, reference {}, clock {})",
-            g.lease_until(),
-            g.reference(),
-            self.clock_high
-        );
+        if self.policy.max_drift_ms > 0 {
+            prop_assert!(
+                g.lease_until() <= last_tick.max(g.reference()).max(self.clock_high) + lease,
+                "mark {} more than a lease past the position (last tick {last_tick}, reference {}, clock {})",
+                g.lease_until(),
+                g.reference(),
+                self.clock_high
+            );
+        }
         prop_assert!(
             self.stepped || g.counters.steps_back == 0,
             "a step back was counted (and warned about) though no clock went back"
@@ -258,7 +274,7 @@ fn run(max_drift_ms: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     }
                 }
             }
-            Op::Keeper => w.keeper(),
+            Op::Keeper => w.keeper()?,
             Op::FailWrites(on) => w.failing = on,
             Op::Restart(ms) => {
                 w.generator = None;
@@ -288,14 +304,17 @@ fn run(max_drift_ms: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
     // a new ID is at the clock again, and the mark a lease past it.
     w.failing = false;
     w.servers.iter_mut().for_each(|s| s.offset = 0);
+    // Without max_drift a burst may have pushed the durable mark (the next
+    // start's floor) as far ahead as it liked: the clock must pass that too.
     let last_tick = w.highest >> w.layout.sequence_bits();
-    w.real = w.real.max(w.seen).max(last_tick) + w.policy.max_drift_ms + w.policy.lease_ms + w.restarts + 1;
+    let floor = if w.policy.max_drift_ms > 0 { 0 } else { w.servers[w.primary].mark.map_or(0, |m| m.tick + 1) };
+    w.real = w.real.max(w.seen).max(last_tick).max(floor) + w.policy.max_drift_ms + w.policy.lease_ms + w.restarts + 1;
     prop_assert!(w.draw()?);
     let tick = w.highest >> w.layout.sequence_bits();
     prop_assert_eq!(tick, w.real, "the clock caught up but the ID is {} ms ahead", tick - w.real);
-    w.keeper();
+    w.keeper()?;
     w.real += 600;
-    w.keeper();
+    w.keeper()?;
     let g = w.generator.as_ref().expect("running");
     prop_assert!(g.lease_until() <= w.real + w.policy.lease_ms, "mark {} ms ahead", g.lease_until() - w.real);
     Ok(())
