@@ -47,6 +47,11 @@ fn restart_loop(cluster: &mut Cluster, how: Restart, n: usize) -> Vec<(f64, f64)
         let (_, id_ahead) = draw_one_ahead(&mut client);
         let mark = mark_ahead(&mut client).expect("a durable mark after drawing an ID");
         figures.push((id_ahead, mark));
+        // The clock never went back: a start must not count (and warn about)
+        // a step back, as 0.2.0 did whenever its mark had run ahead.
+        let steps: i64 =
+            client.query_one("SELECT clock_steps_back FROM snowflake_id_status", &[]).expect("status").get(0);
+        assert_eq!(steps, 0, "a restart with a sane clock counted a clock step back");
     }
     figures
 }
