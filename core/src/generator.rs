@@ -232,14 +232,14 @@ impl GeneratorState {
     /// clock), where the position counts only up to the reference clock plus
     /// the part of `tick` that a burst explains (at most `max_drift`).
     ///
-    /// What is left out is the floor a restart resumed at, as long as the
-    /// tick is at it: a floor ahead of the reference clock is the previous
-    /// lease, and a lease measured from it would push the next restart's
-    /// floor a lease further at every restart, for ever. A tick past the floor
-    /// was reached within `max_drift` of the reference (the wait rule), so
-    /// measuring from it then is bounded by the same `reference + max_drift +
-    /// lease`, and spares a mark write per millisecond while the reference
-    /// catches up with a floor more than a lease ahead.
+    /// What is left out is the floor a restart resumed at: a floor ahead of
+    /// the reference clock is the previous lease, and a lease measured from
+    /// it would push the next restart's floor a lease further at every
+    /// restart, for ever (a first fix that measured from the floor once the
+    /// tick passed it did exactly that with a burst after each start). Past
+    /// the floor, the mark reaches at most as far again as the tick has moved
+    /// past it, capped at a lease, so a restart adds no more to the next floor
+    /// than the IDs actually used.
     /// Hence, whatever the sequence of restarts and renewals, with
     /// `max_drift` set: `mark <= max(tick, position) + lease` and
     /// `mark <= max(tick, reference + max_drift + lease)`. Without it (never
@@ -249,25 +249,23 @@ impl GeneratorState {
     pub fn mark_target(&self, layout: &Layout, tick: i64, now: i64, policy: Policy) -> i64 {
         let reference = self.reference_at(now);
         let position = tick.max(now);
-        // Past the floor the generator has moved on from it under its own
-        // power (within max_drift of the reference, or in an unbounded
-        // burst), so the floor is a base like the reference; up to it, the
-        // floor is the previous lease and must not count.
-        let (base, burst) = if tick > self.floor {
-            let base = reference.max(self.floor);
-            (base, tick.saturating_sub(base).max(0))
-        } else {
-            (reference, 0)
-        };
+        let burst = tick.saturating_sub(reference.max(self.floor)).max(0);
         let reach = if policy.max_drift_ms > 0 {
-            position.min(base.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
+            position.min(reference.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
         } else {
             // Unbounded bursts (max_drift = 0) may run the logical clock many
             // times faster than the wall clock; a lease that grows with the
             // burst keeps marks at a few writes a second instead of one per
             // logical second. Still never measured from a restart's floor.
-            position.min(base.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
+            position.min(reference.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
         };
+        // Past a floor far ahead of the reference, the reach above is the
+        // tick itself until the reference catches up: a write per new tick.
+        // Headroom as large as the distance already moved past the floor (at
+        // most a lease) doubles each time instead, and adds no more ticks to
+        // the next floor than the generator used.
+        let past_floor = tick.saturating_sub(self.floor).clamp(0, policy.lease_ms);
+        let reach = reach.max(tick.saturating_add(past_floor));
         tick.max(reach).min(layout.max_tick())
     }
 
@@ -626,6 +624,43 @@ mod tests {
                 }
             }
             assert!(writes <= 20, "{writes} mark writes for 4,000 ticks past the floor (max_drift {max_drift_ms})");
+        }
+    }
+
+    #[test]
+    fn a_burst_after_every_start_does_not_ratchet_the_floor() {
+        // Second review: restart every 300 ms, 5,000 IDs at once after each
+        // start (past the first millisecond), the keeper renewing 100 ms later.
+        let layout = Layout::new(10, 12, 0).unwrap();
+        for (max_drift_ms, per_start) in [(0, 5_000), (1_000, 5_000), (5_000, 50_000)] {
+            let policy = Policy { max_drift_ms, lease_ms: 1000 };
+            let (mut now, mut mark, mut clocks) = (10_000, -1, None);
+            let mut ahead = 0;
+            for _ in 0..30 {
+                let mut st = GeneratorState::resume(&layout, mark + 1, clocks, now);
+                let mut drawn = 0;
+                while drawn < per_start {
+                    match st.next(&layout, now, policy, None).unwrap().step {
+                        Step::Issued { counter } => {
+                            drawn += 1;
+                            ahead = (counter >> 12) - now;
+                        }
+                        Step::NeedLease { target, .. } => st.extend_lease(target),
+                        Step::Wait { until } => now = until,
+                        other => panic!("{other:?}"),
+                    }
+                }
+                now += 100;
+                if let Some((target, c)) = st.renewal(&layout, now, policy, 10_000, 500) {
+                    st.extend_lease(target);
+                    clocks = Some(c);
+                } else {
+                    clocks = Some(st.clocks());
+                }
+                mark = st.lease_until();
+                now += 200;
+            }
+            assert!(ahead <= 1_100, "max_drift {max_drift_ms}: IDs {ahead} ms ahead after 30 restarts");
         }
     }
 
