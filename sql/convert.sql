@@ -34,6 +34,14 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = '42703';
     END IF;
+    -- A partition's column follows its partitioned table's: widening or a
+    -- default there alone is refused by PostgreSQL or leaves siblings behind.
+    IF (SELECT relispartition FROM pg_class WHERE oid = tbl) THEN
+        RAISE EXCEPTION '% is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '42809',
+                  HINT = format('Convert the partitioned table: SELECT snowflake_convert(%L, %L);',
+                                pg_partition_root(tbl)::regclass::text, col);
+    END IF;
     IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
         RAISE EXCEPTION 'column "%" of % is of type %, not an integer', col, tbl, format_type(att.atttypid, NULL)
             USING ERRCODE = '42804', HINT = 'Snowflake IDs are bigint; only smallint, integer and bigint keys can be converted.';
@@ -57,12 +65,15 @@ BEGIN
         stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
         -- A serial's own sequence (owned by this column, used by no other
         -- default) goes with it; a shared sequence stays for its other users.
+        -- The partitions' copies of this default are not other users: DROP
+        -- DEFAULT on a partitioned table drops them too.
         IF EXISTS (SELECT 1 FROM pg_depend
                     WHERE classid = 'pg_class'::regclass AND objid = seq AND refobjid = tbl
                       AND refobjsubid = att.attnum AND deptype = 'a')
-           AND NOT EXISTS (SELECT 1 FROM pg_depend
-                            WHERE classid = 'pg_attrdef'::regclass AND objid <> att.defoid
-                              AND refclassid = 'pg_class'::regclass AND refobjid = seq) THEN
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+                            WHERE d.classid = 'pg_attrdef'::regclass AND d.objid <> att.defoid
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid = seq
+                              AND ad.adrelid NOT IN (SELECT relid FROM pg_partition_tree(tbl))) THEN
             stmts := stmts || format('DROP SEQUENCE %s', seq);
         END IF;
     ELSE
@@ -90,17 +101,25 @@ BEGIN
     END IF;
 
     -- 3. Widen to bigint, with every foreign-key column that references the
-    -- key, and those that reference them.
+    -- key, and those that reference them. On a partitioned table PostgreSQL
+    -- keeps a copy of each foreign key per partition (conparentid names the
+    -- parent's) and refuses to alter a partition's inherited column alone:
+    -- the copies are skipped, and each column is widened on the top of its
+    -- partition tree, whose ALTER TABLE reaches every partition.
     IF att.atttypid <> 'bigint'::regtype THEN
         WITH RECURSIVE cols(rel, attnum) AS (
             SELECT tbl::oid, att.attnum
             UNION
             SELECT c.conrelid, c.conkey[k.i]
               FROM cols
-              JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel
+              JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
               JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i) ON c.confkey[k.i] = cols.attnum
+        ), tops AS (
+            SELECT DISTINCT coalesce(pg_partition_root(cols.rel), cols.rel) AS rel, a.attname
+              FROM cols JOIN pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.attnum
         )
-        SELECT array_agg(rel), array_agg(attnum) INTO w_rels, w_atts FROM cols;
+        SELECT array_agg(a.attrelid), array_agg(a.attnum) INTO w_rels, w_atts
+          FROM tops JOIN pg_attribute a ON a.attrelid = tops.rel AND a.attname = tops.attname;
 
         SELECT string_agg(DISTINCT format('%s (on %s.%I)', r.ev_class::regclass, d.refobjid::regclass, a.attname), ', ')
           INTO blockers

@@ -233,3 +233,128 @@ fn converted_tables_dump_and_restore_into_a_fresh_database() {
     ids(&mut r, "INSERT INTO children (parent_id) SELECT max(id) FROM parents RETURNING id");
     assert_eq!(text(&mut r, "SELECT count(*)::text FROM parents"), "22");
 }
+
+/// PostgreSQL keeps a copy of a partitioned table's foreign key on every
+/// partition and refuses to alter a partition's column alone ("cannot alter
+/// inherited column"): the referencing columns are widened on the
+/// partitioned tables, whose ALTER reaches every partition, also where the
+/// foreign key was declared on one partition only.
+#[test]
+fn foreign_keys_of_partitioned_tables_widen_on_the_partitioned_table() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE TABLE customers (id serial PRIMARY KEY, name text);
+         CREATE TABLE events (id bigint, at date NOT NULL, customer_id int REFERENCES customers,
+                              PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+         CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         CREATE TABLE events_rest PARTITION OF events DEFAULT;
+         CREATE TABLE notes (at date NOT NULL, customer_id int) PARTITION BY RANGE (at);
+         CREATE TABLE notes_all PARTITION OF notes FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+         ALTER TABLE notes_all ADD FOREIGN KEY (customer_id) REFERENCES customers;
+         INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 30) g;
+         INSERT INTO events SELECT g, '2025-01-01'::date + g * 20, 1 + g % 30 FROM generate_series(1, 60) g;
+         INSERT INTO notes SELECT '2025-06-01', id FROM customers;",
+    )
+    .unwrap();
+    let ran: Vec<String> =
+        c.query("SELECT snowflake_convert('customers', 'id')", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        ran,
+        vec![
+            "ALTER TABLE public.customers ALTER COLUMN id DROP DEFAULT",
+            "DROP SEQUENCE public.customers_id_seq",
+            "ALTER TABLE public.customers ALTER COLUMN id TYPE bigint",
+            "ALTER TABLE public.events ALTER COLUMN customer_id TYPE bigint",
+            "ALTER TABLE public.notes ALTER COLUMN customer_id TYPE bigint",
+            "ALTER TABLE public.customers ALTER COLUMN id SET DEFAULT public.snowflake_nextval()",
+        ]
+    );
+    for (table, col) in [
+        ("customers", "id"),
+        ("events", "customer_id"),
+        ("events_2025", "customer_id"),
+        ("events_rest", "customer_id"),
+        ("notes", "customer_id"),
+        ("notes_all", "customer_id"),
+    ] {
+        assert_eq!(column(&mut c, table, col).0, "bigint", "{table}.{col}");
+    }
+    // New keys, far above 2^31, flow into every partition.
+    c.batch_execute(
+        "WITH n AS (INSERT INTO customers (name) VALUES ('new') RETURNING id)
+         INSERT INTO events SELECT 1000 + g, d, n.id FROM n, generate_series(1, 2) g,
+                                   unnest(ARRAY['2025-03-01', '2031-01-01']::date[]) d;
+         INSERT INTO notes SELECT '2030-01-01', max(id) FROM customers;",
+    )
+    .unwrap();
+    assert_eq!(
+        text(
+            &mut c,
+            "SELECT string_agg(DISTINCT tableoid::regclass::text, ',' ORDER BY tableoid::regclass::text) FROM events
+              WHERE customer_id > 2147483647"
+        ),
+        "events_2025,events_rest"
+    );
+    assert_eq!(text(&mut c, "SELECT count(*)::text FROM notes WHERE customer_id > 2147483647"), "1");
+}
+
+/// A partitioned table's own key converts on the partitioned table: widened
+/// there (the partitions follow), its sequence gone with the partitions'
+/// copies of the default, the new default on every partition. A partition
+/// alone is refused with the partitioned table named.
+#[test]
+fn a_partitioned_tables_key_converts_with_all_its_partitions() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 6"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE TABLE readings (id serial, at date NOT NULL, v int, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+         CREATE TABLE readings_2025 PARTITION OF readings FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         CREATE TABLE readings_rest PARTITION OF readings DEFAULT;
+         CREATE TABLE alerts (reading_id int, reading_at date, FOREIGN KEY (reading_id, reading_at) REFERENCES readings);
+         CREATE TABLE gauges (id int GENERATED ALWAYS AS IDENTITY, at date NOT NULL, PRIMARY KEY (id, at))
+             PARTITION BY RANGE (at);
+         CREATE TABLE gauges_all PARTITION OF gauges FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+         INSERT INTO readings (at, v) SELECT '2025-01-01'::date + g * 3, g FROM generate_series(1, 200) g;
+         INSERT INTO alerts SELECT id, at FROM readings WHERE v % 10 = 0;
+         INSERT INTO gauges (at) SELECT '2025-01-01' FROM generate_series(1, 10);",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "SELECT snowflake_convert('readings_2025', 'id')");
+    assert_eq!(e.code, "42809", "{e:?}");
+    assert!(e.hint.contains("SELECT snowflake_convert('public.readings', 'id');"), "{e:?}");
+
+    let old_max: i64 = c.query_one("SELECT max(id)::bigint FROM readings", &[]).unwrap().get(0);
+    let ran: Vec<String> =
+        c.query("SELECT snowflake_convert('readings', 'id')", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        ran,
+        vec![
+            "ALTER TABLE public.readings ALTER COLUMN id DROP DEFAULT",
+            "DROP SEQUENCE public.readings_id_seq",
+            "ALTER TABLE public.readings ALTER COLUMN id TYPE bigint",
+            "ALTER TABLE public.alerts ALTER COLUMN reading_id TYPE bigint",
+            "ALTER TABLE public.readings ALTER COLUMN id SET DEFAULT public.snowflake_nextval()",
+        ]
+    );
+    for table in ["readings", "readings_2025", "readings_rest"] {
+        assert_eq!(column(&mut c, table, "id"), ("bigint".into(), "snowflake_nextval()".into()), "{table}");
+    }
+    assert_eq!(text(&mut c, "SELECT coalesce(to_regclass('readings_id_seq')::text, 'gone')"), "gone");
+    // Through the partitioned table and straight into a partition.
+    let new = ids(&mut c, "INSERT INTO readings (at, v) VALUES ('2025-05-01', 1), ('2031-01-01', 2) RETURNING id");
+    let direct = ids(&mut c, "INSERT INTO readings_rest (at, v) VALUES ('2032-01-01', 3) RETURNING id");
+    assert!(new.iter().chain(&direct).all(|id| *id > old_max && *id > i64::from(i32::MAX)), "{new:?} {direct:?}");
+    ids(
+        &mut c,
+        "INSERT INTO alerts SELECT id, at FROM readings WHERE v = 3 AND at = '2032-01-01' RETURNING reading_id",
+    );
+    assert_eq!(text(&mut c, "SELECT count(*)::text FROM readings"), "203");
+
+    // An identity key of a partitioned table.
+    c.query("SELECT snowflake_convert('gauges', 'id')", &[]).unwrap();
+    for table in ["gauges", "gauges_all"] {
+        assert_eq!(column(&mut c, table, "id"), ("bigint".into(), "snowflake_nextval()".into()), "{table}");
+    }
+    ids(&mut c, "INSERT INTO gauges (at) VALUES ('2025-02-01') RETURNING id");
+}
