@@ -190,3 +190,74 @@ fn id_span_counts_the_ids_of_a_duration() {
         assert!(!e.hint.is_empty(), "{bad}: {e:?}");
     }
 }
+
+/// The hook looks the extension up once per backend, and again after the
+/// catalogs change: a session that planned queries before CREATE EXTENSION
+/// (in another session) gets the rewrites after it, and none after DROP.
+#[test]
+fn the_hook_follows_create_and_drop_extension_in_other_sessions() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 6"]);
+    let mut a = cluster.connect();
+    let mut b = cluster.connect();
+    a.batch_execute("CREATE TABLE t AS SELECT g::bigint AS id FROM generate_series(1, 100) g").unwrap();
+    let plan = |client: &mut postgres::Client, sql: &str| -> String {
+        let rows = client.query(&format!("EXPLAIN (VERBOSE, COSTS OFF) {sql}"), &[]).unwrap();
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    };
+    let from = "SELECT d.ts FROM t, snowflake_decode(t.id) d";
+    let field = "SELECT (snowflake_decode(id)).ts FROM t";
+    // No extension: planned as PostgreSQL plans it (and an own function of that name is left alone).
+    a.batch_execute(
+        "CREATE FUNCTION snowflake_decode(id bigint, OUT ts bigint, OUT w int) LANGUAGE sql AS 'SELECT id, 1'",
+    )
+    .unwrap();
+    assert!(plan(&mut a, from).contains("Function Scan"));
+    a.batch_execute("DROP FUNCTION snowflake_decode(bigint)").unwrap();
+    b.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let p = plan(&mut a, from);
+    assert!(!p.contains("Function Scan") && p.contains("snowflake_timestamp"), "after CREATE EXTENSION:\n{p}");
+    let p = plan(&mut a, field);
+    assert!(!p.contains("CASE") && p.contains("snowflake_timestamp(id)"), "after CREATE EXTENSION:\n{p}");
+    b.batch_execute("DROP EXTENSION snowflake_id").unwrap();
+    a.batch_execute(
+        "CREATE FUNCTION snowflake_decode(id bigint, OUT ts bigint, OUT w int) LANGUAGE sql AS 'SELECT id, 1'",
+    )
+    .unwrap();
+    assert!(plan(&mut a, from).contains("Function Scan"));
+    assert_eq!(
+        a.query_one("SELECT sum(d.ts)::bigint FROM t, snowflake_decode(t.id) d", &[]).unwrap().get::<_, i64>(0),
+        5050
+    );
+}
+
+/// An ERROR inside the hook's walk is an ordinary error: the session and
+/// the server go on. Here the stack depth limit, lowered between PREPARE and
+/// EXECUTE so that it strikes in planning, on an expression 1,000 calls deep
+/// (no subquery: PostgreSQL's own walkers before the planner skip
+/// expressions without one, so the hook's walk is the first to go that deep;
+/// gdb shows the error raised under `planner::visit`).
+#[test]
+fn an_error_inside_the_hooks_walk_is_an_ordinary_error() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 7"]);
+    let mut client = cluster.connect();
+    let started: String = client.query_one("SELECT pg_postmaster_start_time()::text", &[]).unwrap().get(0);
+    let depth = 1000;
+    let nested = format!(
+        "SELECT {}(snowflake_decode(n::bigint)).sequence{} FROM generate_series(1, 3) n",
+        "abs(".repeat(depth),
+        ")".repeat(depth)
+    );
+    client.batch_execute("SET max_stack_depth = '7MB'").unwrap();
+    client.batch_execute(&format!("PREPARE deep AS {nested}")).unwrap();
+    client.batch_execute("SET max_stack_depth = '100kB'").unwrap();
+    let e = sql_error(&mut client, "EXECUTE deep");
+    assert_eq!(e.code, "54001", "{e:?}");
+    // With room again the same statement plans and runs: nothing left half-done.
+    client.batch_execute("SET max_stack_depth = '7MB'").unwrap();
+    assert_eq!(client.query("EXECUTE deep", &[]).unwrap().len(), 3);
+    client.batch_execute("RESET max_stack_depth").unwrap();
+    assert_eq!(client.query_one("SELECT count(*) FROM snowflake_decode(1) d", &[]).unwrap().get::<_, i64>(0), 1);
+    let again: String = client.query_one("SELECT pg_postmaster_start_time()::text", &[]).unwrap().get(0);
+    assert_eq!(again, started, "the server restarted");
+    assert!(!cluster.log().contains("terminated by signal"), "{}", cluster.log());
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The planner hook's cost on a server that does not use snowflake_id:
+# pgbench select-only with the library preloaded and without it, alternating
+# runs on one throwaway cluster (benches/hook_cost.py). Builds a private
+# release copy of the library (`cargo pgrx package`); the system's installed
+# copy is not touched. Writes section 7 of docs/benchmarks.md.
+# About 6 minutes with the defaults; arguments go to hook_cost.py
+# (--runs N --seconds S --no-docs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+bash scripts/setup.sh
+echo "hook_cost: building snowflake_id (release, private copy)"
+cargo pgrx package --pg-config "$PG_CONFIG" >/dev/null
+target=${CARGO_TARGET_DIR:-target}
+library=$(realpath "$target/release/snowflake_id-pg15/usr/lib/postgresql/15/lib/snowflake_id.so")
+# The cluster runs as postgres, which must be able to read the library.
+stage=$(mktemp -d /tmp/snowflake_id_hooklib.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+install -m 755 "$library" "$stage/snowflake_id.so"
+chmod 755 "$stage"
+exec python3 benches/hook_cost.py "$stage/snowflake_id.so" --label "build of $(git describe --always --dirty)" "$@"
