@@ -1,21 +1,43 @@
 -- snowflake_decode is plain SQL over the C accessors so that the planner
--- inlines it: (snowflake_decode(id)).ts becomes snowflake_timestamp(id), and
--- no composite value is built per row. It is not STRICT (that would stop the
--- inlining): NULL in gives a row of NULLs, for which `IS NULL` is true.
+-- inlines it. It is not STRICT (that would stop the inlining), yet NULL in
+-- gives NULL out, as 0.1.0's STRICT function did (not a row of NULLs, which
+-- count() counts and coalesce() keeps): the CASE says so. A field of it,
+-- (snowflake_decode(id)).ts, is the same NULL either way, so the extension's
+-- planner hook calls the field twins below there instead, whose bare ROW the
+-- planner reduces to the one accessor asked for: snowflake_timestamp(id), no
+-- composite value built per row.
 CREATE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ROW(snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id))::snowflake_parts;
+    RETURN CASE WHEN id IS NULL THEN NULL
+                ELSE ROW(snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id))::snowflake_parts
+           END;
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
     'the instant, worker id and sequence of a snowflake ID, with this server''s layout';
 
 CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN id IS NULL OR epoch IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL THEN NULL
+                ELSE ROW(snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+                         snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+                         snowflake_sequence(id, epoch, worker_bits, sequence_bits))::snowflake_parts
+           END;
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
+    'the instant, worker id and sequence of a snowflake ID made with the given epoch and bit split';
+
+-- The field twins of snowflake_decode: the bare ROW, a row of NULLs for a
+-- NULL argument. The planner hook puts them in place of snowflake_decode
+-- under a field selection only, where the two agree. Call snowflake_decode,
+-- not these.
+CREATE FUNCTION snowflake_decode_fields(id bigint) RETURNS snowflake_parts
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN ROW(snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id))::snowflake_parts;
+CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS snowflake_parts
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ROW(snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
                snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
                snowflake_sequence(id, epoch, worker_bits, sequence_bits))::snowflake_parts;
-COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
-    'the instant, worker id and sequence of a snowflake ID made with the given epoch and bit split';
 
 -- The set-returning twins of snowflake_decode, one row each. PostgreSQL
 -- inlines an SQL function in FROM only if it returns a set; the extension's

@@ -84,6 +84,30 @@ fn null_negative_and_bad_layouts_get_what_decode_gets() {
         )
         .unwrap();
     assert!(row.get::<_, bool>(0));
+    // NULL in, NULL out, the whole value as in 0.1.0 (not a row of NULLs,
+    // for which IS NULL is true too but count() counts it, coalesce() keeps
+    // it and its text is "(,,)"); in FROM, one row of NULLs as ever.
+    let row = client
+        .query_one(
+            "SELECT snowflake_decode(NULL)::text IS NULL, snowflake_decode(NULL, now(), 10, 12)::text IS NULL,
+                    snowflake_decode(1, NULL, 10, 12)::text IS NULL, snowflake_decode(1, now(), 10, NULL)::text IS NULL,
+                    (SELECT count(snowflake_decode(id))::int FROM (VALUES (1::bigint), (NULL), (2)) v(id)),
+                    (SELECT count((snowflake_decode(id)).ts)::int FROM (VALUES (1::bigint), (NULL), (2)) v(id)),
+                    coalesce(snowflake_decode(NULL), snowflake_decode(0))::text,
+                    coalesce(snowflake_decode(NULL, '2025-01-01 00:00:00+00', 10, 12), snowflake_decode(4097))::text,
+                    (SELECT count(*)::int FROM snowflake_decode(NULL) d WHERE d IS NULL AND d.ts IS NULL),
+                    (SELECT count(*)::int FROM (VALUES (1::bigint), (NULL)) v(id), snowflake_decode(v.id) d)",
+            &[],
+        )
+        .unwrap();
+    let (whole, fields) = ((0..4).map(|i| row.get::<_, bool>(i)).collect::<Vec<_>>(), (row.get(4), row.get(5)));
+    assert_eq!(whole, [true; 4], "snowflake_decode of a NULL argument is not NULL");
+    assert_eq!(fields, (2, 2), "count() of decoded values and of a field");
+    let epoch =
+        client.query_one("SELECT '2025-01-01 00:00:00+00'::timestamptz::text", &[]).unwrap().get::<_, String>(0);
+    assert_eq!(row.get::<_, String>(6), format!("(\"{epoch}\",0,0)"));
+    assert_eq!(row.get::<_, String>(7), format!("(\"{epoch}\",1,1)"));
+    assert_eq!((row.get::<_, i32>(8), row.get::<_, i32>(9)), (1, 2), "decoding NULL in FROM");
     for f in ["snowflake_timestamp", "snowflake_worker_id", "snowflake_sequence", "snowflake_decode"] {
         let e = sql_error(&mut client, &format!("SELECT {f}(-7)"));
         assert_eq!(
@@ -260,4 +284,53 @@ fn an_error_inside_the_hooks_walk_is_an_ordinary_error() {
     let again: String = client.query_one("SELECT pg_postmaster_start_time()::text", &[]).unwrap().get(0);
     assert_eq!(again, started, "the server restarted");
     assert!(!cluster.log().contains("terminated by signal"), "{}", cluster.log());
+}
+
+/// A field of the composite is the one accessor call, wherever the field
+/// selection appears: no composite built per row, no CASE for NULL.
+#[test]
+fn a_field_of_decode_is_the_accessor_alone() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
+    let mut client = cluster.connect();
+    client
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+             INSERT INTO t (n) SELECT g FROM generate_series(1, 1000) g;
+             INSERT INTO t VALUES (0, NULL);
+             CREATE TABLE u (id bigint);
+             INSERT INTO u VALUES (NULL), (42);
+             CREATE VIEW w AS SELECT n, (snowflake_decode(id)).ts FROM t;",
+        )
+        .unwrap();
+    let plan = |client: &mut postgres::Client, sql: &str| -> String {
+        let rows = client.query(&format!("EXPLAIN (VERBOSE, COSTS OFF) {sql}"), &[]).unwrap();
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    };
+    for (sql, accessor) in [
+        ("SELECT (snowflake_decode(id)).ts FROM t", "snowflake_timestamp(id)"),
+        ("SELECT count((snowflake_decode(id)).worker_id) FROM t", "snowflake_worker_id(id)"),
+        ("SELECT n FROM t WHERE (snowflake_decode(id)).sequence > 3", "snowflake_sequence(t.id)"),
+        ("SELECT (snowflake_decode(id, '2025-01-01', 10, 12)).ts FROM t", "snowflake_timestamp(id, '2025-01-01"),
+        ("SELECT ts FROM w", "snowflake_timestamp(t.id)"),
+        ("SELECT (SELECT (snowflake_decode(u.id)).ts FROM u WHERE u.id = t.n) FROM t", "snowflake_timestamp(u.id)"),
+        ("SELECT (snowflake_decode(id)).* FROM t", "snowflake_sequence(id)"),
+    ] {
+        let p = plan(&mut client, sql);
+        assert!(p.contains(accessor), "{sql}: {accessor} expected\n{p}");
+        assert!(!p.contains("CASE") && !p.contains("ROW("), "a composite is built per row: {sql}\n{p}");
+    }
+    // The whole value keeps the CASE that makes NULL decode to NULL.
+    assert!(plan(&mut client, "SELECT snowflake_decode(id) FROM t").contains("CASE WHEN"));
+    // And the fields are the composite's, NULL for NULL.
+    let same: i64 = client
+        .query_one(
+            "SELECT count(*) FROM (SELECT id FROM t UNION ALL SELECT id FROM u) x
+              WHERE (snowflake_decode(id)).ts IS DISTINCT FROM snowflake_timestamp(id)
+                 OR (snowflake_decode(id)).worker_id IS DISTINCT FROM (SELECT (d).worker_id FROM (SELECT snowflake_decode(id) d) s)
+                 OR ((snowflake_decode(id)).sequence IS NULL) <> (id IS NULL)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(same, 0);
 }
