@@ -81,14 +81,23 @@ fn debian_package_installs_exactly_the_extension_and_works() {
     assert_eq!(field("Architecture"), "amd64");
     assert!(field("Depends").starts_with("postgresql-15,"), "{}", field("Depends"));
     let version = env!("CARGO_PKG_VERSION");
-    let expected: BTreeSet<String> = [
+    let mut expected: BTreeSet<String> = [
         "/usr/lib/postgresql/15/lib/snowflake_id.so".to_string(),
         "/usr/share/postgresql/15/extension/snowflake_id.control".to_string(),
         format!("/usr/share/postgresql/15/extension/snowflake_id--{version}.sql"),
-        format!("/usr/share/postgresql/15/extension/snowflake_id--0.1.0--{version}.sql"),
     ]
     .into_iter()
     .collect();
+    // Every upgrade script in sql/, so that a database at any released
+    // version can update (PostgreSQL chains them): 0.1.0 -> 0.2.0 -> this one.
+    let upgrades: BTreeSet<String> = fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/sql"))
+        .expect("sql/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("snowflake_id--") && n.ends_with(".sql") && n.matches("--").count() == 2)
+        .collect();
+    assert!(upgrades.contains("snowflake_id--0.1.0--0.2.0.sql"), "{upgrades:?}");
+    assert!(upgrades.contains(&format!("snowflake_id--0.2.0--{version}.sql")), "{upgrades:?}");
+    expected.extend(upgrades.iter().map(|n| format!("/usr/share/postgresql/15/extension/{n}")));
     let contents = files(&deb);
     assert_eq!(contents, expected);
     assert!(

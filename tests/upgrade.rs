@@ -1,7 +1,8 @@
-//! Upgrading in place: a database made with the released 0.1.0 keeps its
-//! tables, defaults and rows through `ALTER EXTENSION snowflake_id UPDATE`,
-//! works with the new library before the update, and ends up with exactly
-//! the objects of a fresh install (compared in the catalogs).
+//! Upgrading in place: a database made with the released 0.1.0 or 0.2.0
+//! keeps its tables, defaults and rows through `ALTER EXTENSION snowflake_id
+//! UPDATE` (from 0.1.0 PostgreSQL chains the 0.1.0--0.2.0 and 0.2.0--0.3.0
+//! scripts), works with the new library before the update, and ends up with
+//! exactly the objects of a fresh install (compared in the catalogs).
 
 mod common;
 
@@ -71,13 +72,72 @@ fn update_from_0_1_0_keeps_the_data_and_matches_a_fresh_install() {
     // The 0.2.0 functions are there.
     old.query_one("SELECT snowflake_timestamp(id), snowflake_id_span('1 day') FROM orders LIMIT 1", &[]).unwrap();
 
-    // Identical to a fresh install of the new version.
+    // 0.3.0's NULL decoding.
+    assert!(decode_null_is_null(&mut old));
+
+    assert_same_as_a_fresh_install(&cluster, &mut old);
+}
+
+#[test]
+fn update_from_0_2_0_brings_null_decoding_back_and_matches_a_fresh_install() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
+    let mut old = cluster.connect();
+    // 0.2.0's install script where this machine has one, else 0.1.0's and
+    // the update to 0.2.0 (PostgreSQL picks the path): the same objects.
+    old.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.2.0';
+         CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+         CREATE VIEW order_times AS SELECT id, (snowflake_decode(id)).ts FROM orders;",
+    )
+    .unwrap();
+    let before = ids(&mut old, "INSERT INTO orders (item) SELECT 'tea' FROM generate_series(1, 1000) RETURNING id");
+    // 0.2.0's meaning, served by the new library until the update: a row of NULLs.
+    assert!(!decode_null_is_null(&mut old));
+
+    old.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    let version: String =
+        old.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    assert!(decode_null_is_null(&mut old));
+    let after = ids(&mut old, "INSERT INTO orders (item) SELECT 'cake' FROM generate_series(1, 1000) RETURNING id");
+    assert!(after.iter().min() > before.iter().max(), "new IDs are not above the old ones");
+    // The view made under 0.2.0 reads the field as the accessor alone.
+    let rows: i64 = old.query_one("SELECT count(*) FROM order_times WHERE ts IS NOT NULL", &[]).unwrap().get(0);
+    assert_eq!(rows, 2000);
+    let plan: Vec<String> = old
+        .query("EXPLAIN (VERBOSE, COSTS OFF) SELECT ts FROM order_times", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(plan.iter().any(|l| l.contains("snowflake_timestamp(orders.id)")), "{plan:#?}");
+
+    assert_same_as_a_fresh_install(&cluster, &mut old);
+}
+
+/// Whether `snowflake_decode(NULL)` is NULL as a whole (0.1.0 and 0.3.0)
+/// rather than a row of NULLs (0.2.0), told by count(), which counts the latter.
+fn decode_null_is_null(client: &mut postgres::Client) -> bool {
+    let (is_null, counted): (bool, i64) = client
+        .query_one(
+            "SELECT bool_and(snowflake_decode(id) IS NULL), count(snowflake_decode(id)) FROM (VALUES (NULL::bigint)) v(id)",
+            &[],
+        )
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap();
+    assert!(is_null, "snowflake_decode(NULL) IS NULL holds in every version");
+    counted == 0
+}
+
+/// The upgraded database's extension objects equal a fresh install's of the
+/// new version, in a new database of the same cluster.
+fn assert_same_as_a_fresh_install(cluster: &Cluster, old: &mut postgres::Client) {
     cluster.sql("CREATE DATABASE fresh");
     let mut cfg = cluster.config();
     cfg.dbname("fresh");
     let mut fresh = cfg.connect(postgres::NoTls).unwrap();
     fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
-    let (upgraded, installed) = (describe(&mut old), describe(&mut fresh));
+    let (upgraded, installed) = (describe(old), describe(&mut fresh));
     assert!(installed.len() > 10, "{installed:?}");
     for (u, f) in upgraded.iter().zip(&installed) {
         assert_eq!(u, f, "upgraded and fresh objects differ");
