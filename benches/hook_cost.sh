@@ -20,4 +20,4 @@ stage=$(mktemp -d /tmp/snowflake_id_hooklib.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 install -m 755 "$library" "$stage/snowflake_id.so"
 chmod 755 "$stage"
-exec python3 benches/hook_cost.py "$stage/snowflake_id.so" --label "build of $(git describe --always --dirty)" "$@"
+python3 benches/hook_cost.py "$stage/snowflake_id.so" --label "build of $(git describe --always --dirty)" "$@"
