@@ -389,7 +389,15 @@ def main():
         "",
     ]
     report = "\n".join(lines)
-    (DOCS / "benchmarks.md").write_text(report)
+    # benches/hook_cost.sh owns the section between its markers; keep it.
+    path = DOCS / "benchmarks.md"
+    begin, end = "<!-- hook-cost: begin", "<!-- hook-cost: end -->"
+    if path.exists():
+        old = path.read_text()
+        if begin in old and end in old:
+            kept = old[old.index(begin) : old.index(end) + len(end)]
+            report = report.rstrip("\n") + "\n\n" + kept + "\n"
+    path.write_text(report)
     chart(conc, clients_list, DOCS / "benchmarks-tps.png")
     print(report)
 
