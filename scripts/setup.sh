@@ -3,7 +3,8 @@
 # as root, skipping whatever is already there: PostgreSQL 15 and its server
 # headers, libclang (pgrx's bindgen), sudo (cargo pgrx test --runas),
 # libfaketime (clock-step tests), procps (pgrep, for the crash test),
-# pg_partman (the partitioning test), and cargo-pgrx 0.18.0.
+# pg_partman (the partitioning test), cargo-pgrx 0.18.0, and the servers of
+# PostgreSQL 16, 17 and 18 (scripts/pg_servers.sh).
 set -euo pipefail
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
@@ -51,3 +52,7 @@ if ! grep -qs "^pg15 = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; 
     echo "setup: pointing pgrx at PostgreSQL 15"
     cargo pgrx init --pg15 "$PG_CONFIG" >/dev/null
 fi
+
+# The servers of every supported major (15 above, 16 from PyPI's pgserver, 17
+# and 18 built from Debian's source packages), cached; PG_MAJORS selects them.
+bash "$(dirname "${BASH_SOURCE[0]}")/pg_servers.sh" >/dev/null

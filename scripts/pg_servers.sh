@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# The PostgreSQL servers snowflake_id is built and tested against, one per
+# major, installed once and cached: a second run builds and downloads nothing.
+#
+#   bash scripts/pg_servers.sh               install what is missing, register each
+#                                            major with pgrx, print "<major> <bindir> <version>"
+#   bash scripts/pg_servers.sh --bindir 17   print the bin dir of an installed major (no install)
+#   bash scripts/pg_servers.sh --pg-config 17   print its pg_config
+#
+#   PG_MAJORS="15 18"   the majors to install (default: 15 16 17 18)
+#   SNOWFLAKE_PG_CACHE  where 16, 17 and 18 live (default /var/cache/snowflake_id as root)
+#
+# Where each major comes from (Debian 12 reaches only Debian, PyPI, crates.io, npm):
+#   15  Debian 12's own packages (postgresql-15), as scripts/setup.sh installs them.
+#   16  No Debian suite carries 16. PyPI's pgserver 0.1.4 wheel ships a complete
+#       16.2 (binaries, server headers, PGXS); only its files are used, never its
+#       Python API. It has no contrib and no suite carries 16's source, so
+#       pg_walinspect (one test uses it) is built with 16's PGXS from 17's
+#       contrib/pg_walinspect: it compiles without a warning against 16.2's
+#       headers and serves the functions the test calls.
+#   17  Upstream source as Debian ships it (postgresql-17, trixie), built here.
+#   18  Likewise (postgresql-18, sid).
+# The trixie/sid deb-src entries live in a private apt configuration under the
+# cache (own sources list, package lists and apt cache): the system's apt never
+# sees those suites, so nothing from them can ever be installed; only their
+# source tarballs are fetched.
+#
+# Runs as root (apt, and the cache under /var/cache). Everything installed is
+# world-readable so that the `postgres` user can run the servers: PostgreSQL
+# refuses to run as root, and /root is not traversable by other users.
+set -euo pipefail
+umask 022
+
+ALL_MAJORS="15 16 17 18"
+PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
+if [ "$(id -u)" = 0 ]; then
+    CACHE=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake_id}
+else
+    CACHE=${SNOWFLAKE_PG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/snowflake_id}
+fi
+PGSERVER_VERSION=0.1.4
+# The contrib modules the tests create (grep tests/ for CREATE EXTENSION;
+# pg_partman is a separate Debian package and stays 15-only).
+CONTRIB=(pg_walinspect)
+# What the tests and scripts run from a server's bin dir.
+TOOLS=(initdb pg_ctl postgres psql pgbench pg_basebackup pg_dump pg_restore pg_config)
+# Debian suite whose source package carries each built major.
+declare -A SUITE=([17]=trixie [18]=sid)
+
+say() { echo "pg_servers: $*" >&2; }
+die() {
+    say "$*"
+    exit 1
+}
+
+prefix_of() {
+    case "$1" in
+    15) echo /usr/lib/postgresql/15 ;;
+    # A stable name for a path that depends on the venv's Python version.
+    16) echo "$CACHE/pg16/pginstall" ;;
+    17 | 18) echo "$CACHE/pg$1" ;;
+    *) die "unsupported major '$1' (supported: $ALL_MAJORS)" ;;
+    esac
+}
+
+# Is major $1 installed completely: every tool, server headers, the contrib
+# modules the tests need, and a pg_config that reports major $1 and paths
+# inside its own prefix (pgserver's is relocatable: it must not report the
+# build machine's paths)?
+installed() {
+    local major=$1 prefix bin pgc tool
+    prefix=$(prefix_of "$major")
+    bin="$prefix/bin"
+    pgc="$bin/pg_config"
+    [ -x "$pgc" ] || return 1
+    "$pgc" --version 2>/dev/null | grep -q "^PostgreSQL $major\." || return 1
+    for tool in "${TOOLS[@]}"; do [ -x "$bin/$tool" ] || return 1; done
+    [ -f "$("$pgc" --includedir-server)/postgres.h" ] || return 1
+    local real_prefix
+    real_prefix=$(cd "$prefix" && pwd -P)
+    case "$("$pgc" --bindir)" in "$real_prefix"/* | "$prefix"/*) ;; *) return 1 ;; esac
+    if [ "$major" != 15 ]; then
+        local mod
+        for mod in "${CONTRIB[@]}"; do [ -f "$("$pgc" --sharedir)/extension/$mod.control" ] || return 1; done
+    fi
+    return 0
+}
+
+bindir_of() {
+    echo "$(prefix_of "$1")/bin"
+}
+
+apt_install() {
+    local pkg missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    if ((${#missing[@]})); then
+        say "installing ${missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# apt pointed at the private deb-src entries only (see the header).
+private_apt() {
+    local dir="$CACHE/apt"
+    mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial"
+    local suite
+    : >"$dir/sources.list.new"
+    for suite in trixie sid; do
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+            >>"$dir/sources.list.new"
+    done
+    mv "$dir/sources.list.new" "$dir/sources.list"
+    apt-get -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts="$dir/sources.list.d" \
+        -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" "$@"
+}
+
+# The newest upstream tarball of major $1 already fetched, else fetch it.
+orig_tarball() {
+    local major=$1 tarball
+    tarball=$(find "$CACHE/src" -maxdepth 1 -name "postgresql-${major}_*.orig.tar.bz2" 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$tarball" ]; then
+        apt_install dpkg-dev debian-archive-keyring
+        if [ ! -e "$CACHE/apt/.updated" ]; then
+            say "reading the trixie and sid source indexes (private apt lists)"
+            private_apt -qq update >&2
+            touch "$CACHE/apt/.updated"
+        fi
+        mkdir -p "$CACHE/src"
+        # apt downloads as _apt when it can write the target directory.
+        chown _apt "$CACHE/src" 2>/dev/null || true
+        say "fetching postgresql-$major/${SUITE[$major]} (source)"
+        (cd "$CACHE/src" && private_apt -qq source --download-only "postgresql-$major/${SUITE[$major]}" >/dev/null)
+        tarball=$(find "$CACHE/src" -maxdepth 1 -name "postgresql-${major}_*.orig.tar.bz2" | sort -V | tail -n 1)
+        [ -n "$tarball" ] || die "apt-get source postgresql-$major fetched no .orig.tar.bz2"
+    fi
+    echo "$tarball"
+}
+
+build_from_source() {
+    local major=$1 prefix tarball src log
+    prefix=$(prefix_of "$major")
+    tarball=$(orig_tarball "$major")
+    # Since 17 the tarballs no longer carry the generated parser: bison, flex.
+    apt_install gcc make perl bison flex zlib1g-dev
+    rm -rf "$CACHE/build/pg$major" "$prefix"
+    mkdir -p "$CACHE/build/pg$major"
+    log="$CACHE/build/pg$major.log"
+    say "building $(basename "$tarball") into $prefix (about 3 minutes on 2 cores; log: $log)"
+    tar -xjf "$tarball" -C "$CACHE/build/pg$major" --strip-components=1
+    src="$CACHE/build/pg$major"
+    if ! (
+        cd "$src" &&
+            ./configure --prefix="$prefix" --without-icu --without-readline &&
+            make -j"$(nproc)" &&
+            make install &&
+            for mod in "${CONTRIB[@]}"; do make -C "contrib/$mod" install || exit 1; done
+    ) >"$log" 2>&1; then
+        tail -n 30 "$log" >&2
+        die "building PostgreSQL $major failed (full log: $log)"
+    fi
+    rm -rf "$src"
+}
+
+install_pgserver() {
+    local dir="$CACHE/pg16" pginstall
+    apt_install python3-venv
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    say "installing PyPI pgserver==$PGSERVER_VERSION (PostgreSQL 16.2) into $dir/venv"
+    # Debian's Python, not one under /root: the venv must not point into a
+    # directory the postgres user cannot traverse.
+    /usr/bin/python3 -m venv "$dir/venv"
+    "$dir/venv/bin/pip" install -q --disable-pip-version-check --no-deps "pgserver==$PGSERVER_VERSION" >&2
+    pginstall=$(find "$dir/venv/lib" -maxdepth 4 -type d -path '*/site-packages/pgserver/pginstall' | head -n 1)
+    [ -n "$pginstall" ] || die "pgserver $PGSERVER_VERSION has no pgserver/pginstall directory"
+    ln -sfn "${pginstall#"$dir"/}" "$dir/pginstall"
+    local pgc="$dir/pginstall/bin/pg_config" tarball tmp
+    "$pgc" --version | grep -q "^PostgreSQL 16\." || die "pgserver's pg_config reports '$("$pgc" --version)', not 16"
+    # pgserver ships no contrib: pg_walinspect from 17's source (see the header).
+    tarball=$(orig_tarball 17)
+    apt_install gcc make
+    tmp=$(mktemp -d)
+    tar -xjf "$tarball" -C "$tmp" --strip-components=1 --wildcards "*/contrib/pg_walinspect/*"
+    if ! make -C "$tmp/contrib/pg_walinspect" USE_PGXS=1 PG_CONFIG="$pgc" install >"$dir/pg_walinspect.log" 2>&1; then
+        tail -n 30 "$dir/pg_walinspect.log" >&2
+        die "building pg_walinspect for 16 failed"
+    fi
+    rm -rf "$tmp"
+}
+
+ensure() {
+    local major=$1
+    installed "$major" && return 0
+    case "$major" in
+    15) apt_install postgresql-15 postgresql-server-dev-15 ;;
+    16) install_pgserver ;;
+    17 | 18) build_from_source "$major" ;;
+    esac
+    installed "$major" || die "PostgreSQL $major is incomplete after installing it (see $CACHE)"
+}
+
+# Registers every installed major with pgrx (~/.pgrx/config.toml), only when
+# its line is missing or points elsewhere. `cargo pgrx init` merges into the
+# existing file, downloads nothing when given paths, and as root skips its
+# own initdb.
+register() {
+    local config="${PGRX_HOME:-$HOME/.pgrx}/config.toml" args=() major pgc
+    for major in "$@"; do
+        pgc="$(prefix_of "$major")/bin/pg_config"
+        grep -qsx "pg$major = \"$pgc\"" "$config" || args+=("--pg$major" "$pgc")
+    done
+    ((${#args[@]})) || return 0
+    if ! { command -v cargo && cargo pgrx --version; } >/dev/null 2>&1; then
+        die "cargo-pgrx is not installed (scripts/setup.sh installs it); cannot register ${args[*]}"
+    fi
+    say "registering with pgrx: ${args[*]}"
+    # PGnn_PG_CONFIG in the environment would override the flags.
+    env -u PG15_PG_CONFIG -u PG16_PG_CONFIG -u PG17_PG_CONFIG -u PG18_PG_CONFIG \
+        cargo pgrx init "${args[@]}" >/dev/null
+}
+
+case "${1:-}" in
+--bindir | --pg-config)
+    [ $# -eq 2 ] || die "usage: $0 $1 <major>"
+    prefix_of "$2" >/dev/null
+    installed "$2" || die "PostgreSQL $2 is not installed; run: PG_MAJORS=$2 bash scripts/pg_servers.sh"
+    if [ "$1" = --bindir ]; then bindir_of "$2"; else echo "$(bindir_of "$2")/pg_config"; fi
+    exit 0
+    ;;
+"") ;;
+*) die "usage: $0 [--bindir <major> | --pg-config <major>]" ;;
+esac
+
+[ "$(id -u)" = 0 ] || say "not root: installing anything missing will fail (apt)"
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock 9
+# A fresh index each run that has to fetch something; runs that find
+# everything never touch the network.
+rm -f "$CACHE/apt/.updated"
+for major in $PG_MAJORS; do prefix_of "$major" >/dev/null; done
+for major in $PG_MAJORS; do ensure "$major"; done
+# The trixie and sid indexes (about 50 MB) only serve a fetch.
+rm -rf "$CACHE/apt/lists"
+
+registered=()
+for major in $ALL_MAJORS; do installed "$major" && registered+=("$major"); done
+register "${registered[@]}"
+
+for major in $PG_MAJORS; do
+    printf '%s\t%s\t%s\n' "$major" "$(bindir_of "$major")" "$("$(bindir_of "$major")/pg_config" --version)"
+done
