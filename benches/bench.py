@@ -385,7 +385,7 @@ def main():
         f"Over the whole run the generator issued {int(issued):,} IDs in {int(float(active_s)):,} s and wrote its",
         f"durable mark {int(writes):,} times, {int(by_keeper):,} of them by the mark keeper (the rest in queries that",
         f"found it late): {int(issued) / max(int(writes), 1):,.0f} IDs per fsync, never one per ID. Each write",
-        "is also one 32-byte WAL record (the mark travels to standbys), flushed before IDs under it are returned.",
+        "is also one 48-byte WAL record (the mark travels to standbys), flushed before IDs under it are returned.",
         "",
     ]
     report = "\n".join(lines)
