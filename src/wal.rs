@@ -52,7 +52,8 @@ pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
     // outlives XLogInsert, which copies it.
     unsafe {
         pg_sys::XLogBeginInsert();
-        pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char, data.len() as i32);
+        // `as _`: the pointer and length types differ across majors (15: char*, int; 18: void*, uint32).
+        pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
         let lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), kind.info());
         pg_sys::XLogFlush(lsn);
         lsn
@@ -79,6 +80,11 @@ fn server_version_num() -> i32 {
     SERVER_VERSION_NUM.store(version, Ordering::Relaxed);
     version
 }
+
+/// `sync_standbys_status`'s bits (walsender_private.h), defined here because
+/// headers of a minor before the change (16.2, say) do not have them.
+const SYNC_STANDBY_INIT: u32 = 1 << 0;
+const SYNC_STANDBY_DEFINED: u32 = 1 << 1;
 
 /// Whether `WalSndCtl`'s byte after `lsn[]` holds status bits
 /// (`sync_standbys_status`: INIT and DEFINED) rather than the bool
@@ -110,14 +116,18 @@ fn sync_standbys() -> Option<pg_sys::XLogRecPtr> {
         if ctl.is_null() {
             return None;
         }
-        let status = u32::from(std::ptr::read_volatile(&(*ctl).sync_standbys_status));
+        // The byte right after `lsn[]`, named `sync_standbys_defined` or
+        // `sync_standbys_status` depending on the headers built against; the
+        // same byte in every minor.
+        let byte = std::ptr::addr_of!((*ctl).lsn).add(1).cast::<u8>();
+        let status = u32::from(std::ptr::read_volatile(byte));
         let defined = if !bits {
             status != 0
-        } else if status & pg_sys::SYNC_STANDBY_INIT == 0 {
+        } else if status & SYNC_STANDBY_INIT == 0 {
             let names = pg_sys::SyncRepStandbyNames;
             !names.is_null() && *names != 0
         } else {
-            status & pg_sys::SYNC_STANDBY_DEFINED != 0
+            status & SYNC_STANDBY_DEFINED != 0
         };
         defined.then(|| std::ptr::read_volatile(&(*ctl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]))
     }
@@ -182,7 +192,7 @@ unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::X
         Ok(stored) => mark_record::describe(&stored),
         Err(e) => e.to_string(),
     };
-    pg_sys::appendBinaryStringInfo(buf, text.as_ptr() as *const c_char, text.len() as i32);
+    pg_sys::appendBinaryStringInfo(buf, text.as_ptr() as *const c_char as _, text.len() as i32);
 }
 
 #[pg_guard]
