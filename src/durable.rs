@@ -37,6 +37,7 @@ pub enum ReadError {
 }
 
 /// Raises the ERROR for a state file that exists but cannot be read.
+#[track_caller]
 pub fn raise_read_failure(e: &io::Error) -> ! {
     raise_io(format!("could not read \"{}\": {e}", path().display()))
 }

@@ -7,7 +7,10 @@ use snowflake_id_core::{epoch, Error};
 
 use crate::guc::{self, SettingError};
 
-/// Raises `message` as an ERROR; never returns.
+/// Raises `message` as an ERROR; never returns. Every `raise*` function is
+/// `#[track_caller]`, so the error's LOCATION is the line that raised it,
+/// not this one.
+#[track_caller]
 pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<String>) -> ! {
     let mut report = ErrorReport::new(code, message, "snowflake_id");
     if let Some(d) = detail {
@@ -23,6 +26,7 @@ pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<S
 const RESTART: &str = "in postgresql.conf and restart the server";
 
 /// An error from a setting in postgresql.conf.
+#[track_caller]
 pub fn raise_setting(e: &SettingError) -> ! {
     let (code, hint) = match &e.error {
         Error::WorkerIdUnset => (
@@ -84,6 +88,7 @@ fn restore_layout(stored: &snowflake_id_core::StoredLayout) -> String {
 }
 
 /// An error from the core that is not tied to one setting.
+#[track_caller]
 pub fn raise_core(e: &Error) -> ! {
     let message = format!("snowflake_id: {e}");
     let (code, hint) = match e {
@@ -157,6 +162,7 @@ pub const NOT_PRELOADED: &str = "snowflake_id must be loaded via shared_preload_
 
 /// The library was loaded by CREATE EXTENSION or LOAD, not at server start,
 /// so there is no shared generator to draw from.
+#[track_caller]
 pub fn raise_not_preloaded() -> ! {
     raise(
         Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -167,6 +173,7 @@ pub fn raise_not_preloaded() -> ! {
 }
 
 /// Reading or writing the durable state file failed.
+#[track_caller]
 pub fn raise_io(what: String) -> ! {
     raise(
         Code::ERRCODE_IO_ERROR,
@@ -179,6 +186,7 @@ pub fn raise_io(what: String) -> ! {
 /// `snowflake_nextval()` where nothing may be written: on a standby (it would
 /// repeat the primary's IDs) or in a READ ONLY transaction. SQLSTATE 25006,
 /// as `nextval()` gives.
+#[track_caller]
 pub fn raise_read_only(function: &str, when: &str, recovery: bool) -> ! {
     let (detail, hint) = if recovery {
         (
