@@ -7,4 +7,4 @@ COMMENT ON VIEW snowflake_id_status IS
 -- pg_monitor members need no superuser. Nothing in it is secret.
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- Moving the generator's mark is for superusers (the function checks too).
-REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;

@@ -223,3 +223,19 @@ END
 $convert$;
 COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean) IS
     'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint';
+
+-- snowflake_advance_past gains `force`: an ID more than a day ahead of the
+-- clock is refused without it (a typo would push every later ID of the
+-- server into the future, for good). Until this runs, 0.2.0's one-argument
+-- definition calls the library's compatibility entry point, which refuses
+-- the same way.
+DROP FUNCTION snowflake_advance_past(bigint);
+CREATE  FUNCTION "snowflake_advance_past"(
+	"id" bigint, /* i64 */
+	"force" bool DEFAULT false /* bool */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
+-- Moving the generator's mark is for superusers (the function checks too).
+REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;

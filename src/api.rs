@@ -23,9 +23,16 @@ fn snowflake_nextval() -> i64 {
 /// greater, across crashes and failovers (the new mark is WAL-logged). For
 /// data that arrived without its mark: `pg_upgrade`, a dump restored into a
 /// new cluster, a server rebuilt with the same worker id. Superuser only
-/// (the SQL script also revokes it from PUBLIC).
-#[pg_extern(volatile, strict, parallel_unsafe)]
-fn snowflake_advance_past(id: i64) -> i64 {
+/// (the SQL script also revokes it from PUBLIC). An `id` more than a day
+/// ahead of the clock is refused unless `force`: a mark cannot be taken
+/// back, so a typo would push every later ID of the server into the future.
+#[pg_extern(volatile, strict, parallel_unsafe, name = "snowflake_advance_past")]
+fn snowflake_advance_past_checked(id: i64, force: default!(bool, false)) -> i64 {
+    require_superuser_to_advance();
+    nextval::advance_past(id, force)
+}
+
+pub fn require_superuser_to_advance() {
     // SAFETY: a plain catalog check of the current user.
     if !unsafe { pg_sys::superuser() } {
         raise(
@@ -35,7 +42,6 @@ fn snowflake_advance_past(id: i64) -> i64 {
             Some("Run it as a superuser.".into()),
         );
     }
-    nextval::advance_past(id)
 }
 
 // Decoding. `snowflake_decode` is an SQL function over these accessors

@@ -2,15 +2,15 @@
 //!
 //! A new library is installed before `ALTER EXTENSION snowflake_id UPDATE`
 //! runs, and until then the database still holds the old version's function
-//! definitions, which name these symbols. They keep working (slowly: they
-//! build the composite per call) and the upgrade script replaces them with
-//! the inlinable SQL `snowflake_decode`. No SQL is generated for them.
+//! definitions, which name these symbols. They keep working (the decoders
+//! slowly: they build the composite per call) until the upgrade scripts
+//! replace them. No SQL is generated for them.
 
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::Parts;
 
-use crate::api::{decode, given_layout, server_layout, to_timestamptz};
+use crate::api::{decode, given_layout, require_superuser_to_advance, server_layout, to_timestamptz};
 use crate::errors::raise;
 
 /// 0.1.0's `snowflake_decode(bigint)`, declared there with
@@ -29,6 +29,14 @@ fn snowflake_decode_with_layout(
     sequence_bits: i32,
 ) -> pgrx::composite_type!('static, "snowflake_parts") {
     parts_tuple(decode(&given_layout(epoch, worker_bits, sequence_bits), id))
+}
+
+/// 0.2.0's `snowflake_advance_past(bigint)`, until the update to 0.3.0 adds
+/// `force`: the same refusal of an ID more than a day ahead.
+#[pg_extern(sql = false)]
+fn snowflake_advance_past(id: i64) -> i64 {
+    require_superuser_to_advance();
+    crate::nextval::advance_past(id, false)
 }
 
 fn parts_tuple(parts: Parts) -> pgrx::composite_type!('static, "snowflake_parts") {

@@ -12,7 +12,7 @@ use pgrx::bgworkers::BackgroundWorker;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{resume_clocks, resume_floor, Stored};
-use snowflake_id_core::{Clocks, GeneratorState, Layout, Policy, Step, StoredLayout};
+use snowflake_id_core::{epoch, Clocks, GeneratorState, Layout, Policy, Step, StoredLayout};
 
 use crate::clock::{now_unix_ms, sleep_on_latch};
 use crate::durable::{self, ReadError, WriteError};
@@ -23,6 +23,10 @@ use crate::{guc, shmem, wal};
 /// How far past the generator's position a durable mark reaches: after a
 /// crash the next ID is at most this far ahead of the last one issued.
 pub const LEASE_MS: i64 = 1000;
+
+/// `snowflake_advance_past` refuses an ID further ahead of the clock than
+/// this (ms) unless forced: a day covers any clock skew between servers.
+const ADVANCE_LIMIT_MS: i64 = 86_400_000;
 
 /// The mark keeper renews when the mark is this close (ms) to the
 /// generator's position: about two writes a second while IDs flow.
@@ -262,10 +266,29 @@ fn reserve(
 /// (one lease past `id`) is made durable and WAL-logged first, so a crash or
 /// failover right after keeps it. Returns the smallest ID the next call may
 /// return.
-pub fn advance_past(id: i64) -> i64 {
+pub fn advance_past(id: i64, force: bool) -> i64 {
     check_may_issue("snowflake_advance_past()");
     let (layout, worker_id) = generator_settings();
     let tick = layout.decode(id).map(|p| p.unix_ms - layout.epoch_ms()).unwrap_or_else(|e| raise_core(&e));
+    let ahead_ms = tick.saturating_add(layout.epoch_ms()).saturating_sub(now_unix_ms());
+    if ahead_ms > ADVANCE_LIMIT_MS && !force {
+        crate::errors::raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "snowflake_id: ID {id} decodes to {}, more than a day ahead of the clock",
+                epoch::format_unix_ms(tick.saturating_add(layout.epoch_ms()))
+            ),
+            Some(
+                "A move cannot be taken back: every later ID of this server would decode to that instant or later, \
+                 across restarts and failovers."
+                    .into(),
+            ),
+            Some(format!(
+                "Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run \
+                 SELECT snowflake_advance_past({id}, force => true);"
+            )),
+        );
+    }
     let target = GeneratorState::advance_target(&layout, tick, policy()).unwrap_or_else(|e| raise_core(&e));
     if shmem::lock().generator.is_none() {
         start(&layout, worker_id);
@@ -278,7 +301,19 @@ pub fn advance_past(id: i64) -> i64 {
     let next =
         shmem::lock().generator.as_mut().map(|g| g.advance_past(&layout, tick, now).map(|_| g.last_counter() + 1));
     match next {
-        Some(Ok(next)) => layout.id_from_counter(next, worker_id),
+        Some(Ok(next)) => {
+            let reserved = shmem::lock().generator.map_or(target, |g| g.lease_until());
+            pgrx::ereport!(
+                PgLogLevel::NOTICE,
+                PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                format!(
+                    "snowflake_id: the generator is past {}; IDs up to {} are reserved",
+                    epoch::format_unix_ms(tick.saturating_add(layout.epoch_ms())),
+                    epoch::format_unix_ms(reserved.saturating_add(layout.epoch_ms()))
+                )
+            );
+            layout.id_from_counter(next, worker_id)
+        }
         Some(Err(e)) => raise_core(&e),
         // start() above returns only with a generator in place.
         None => crate::errors::raise(

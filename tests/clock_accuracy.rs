@@ -245,3 +245,40 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
         assert!(v <= bound, "{what} is {v:.1} s ahead of the clock (bound {bound:.1} s)");
     }
 }
+
+/// A typo in `snowflake_advance_past` must not ruin the server for good
+/// (issue 16: `snowflake_advance_past(9000000000000000000)` moved 0.2.0's
+/// IDs to 2092 and, after a restart, exhausted the layout): an ID more than a
+/// day ahead of the clock is refused, with the instant it decodes to and how
+/// to insist, and the mark does not move; `force => true` moves it, and a
+/// NOTICE says how far IDs are now reserved.
+#[test]
+fn an_advance_more_than_a_day_ahead_is_refused_unless_forced() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
+    let (mut client, notices) = cluster.connect_collecting_notices();
+    let before = draw(&mut client, 1)[0];
+    let mark_before = mark_ahead(&mut client).expect("a mark after an ID");
+
+    for id in ["9000000000000000000", "snowflake_from_timestamp(now() + interval '2 days')"] {
+        let e = common::sql_error(&mut client, &format!("SELECT snowflake_advance_past({id})"));
+        assert_eq!(e.code, "22023", "{e:?}");
+        assert!(e.message.contains("more than a day ahead of the clock"), "{e:?}");
+        assert!(e.hint.contains("force => true"), "{e:?}");
+        assert!(mark_ahead(&mut client).expect("mark") <= mark_before + 1.0, "a refused advance moved the mark");
+    }
+    assert!(draw(&mut client, 1)[0] > before);
+
+    // An hour ahead needs no force; two days ahead does, and then works.
+    client
+        .query_one("SELECT snowflake_advance_past(snowflake_from_timestamp(now() + interval '1 hour'))", &[])
+        .unwrap();
+    let far: i64 = client.query_one("SELECT snowflake_from_timestamp(now() + interval '2 days')", &[]).unwrap().get(0);
+    let next: i64 = client.query_one("SELECT snowflake_advance_past($1, force => true)", &[&far]).unwrap().get(0);
+    assert!(next > far);
+    assert_eq!(draw(&mut client, 1), vec![next]);
+    assert!(
+        notices.lock().iter().any(|n| n.starts_with("NOTICE") && n.contains("are reserved")),
+        "{:?}",
+        notices.lock()
+    );
+}
