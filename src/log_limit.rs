@@ -11,16 +11,18 @@ pub enum Topic {
     WriteFailure = 0,
     /// The system clock went back (while running or while the server was down).
     StepBack = 1,
+    /// IDs wait for synchronous standbys.
+    StandbyWait = 2,
 }
 
-pub const TOPICS: usize = 2;
+pub const TOPICS: usize = 3;
 
 impl Topic {
     /// At most one line per this many ms.
     pub const fn period_ms(self) -> i64 {
         match self {
             Topic::WriteFailure => 10_000,
-            Topic::StepBack => 60_000,
+            Topic::StepBack | Topic::StandbyWait => 60_000,
         }
     }
 }

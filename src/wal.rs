@@ -152,16 +152,51 @@ mod tests {
 /// (statement_timeout, pg_cancel_backend), the mark keeper for SIGTERM.
 /// Returns false if it gave up.
 pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -> bool) -> bool {
+    let started = std::time::Instant::now();
+    let mut warned = false;
     loop {
         match sync_standbys() {
             None => return true,
             Some(flushed) if flushed >= lsn => return true,
             Some(_) => {}
         }
+        if !warned && started.elapsed() >= STANDBY_WAIT_WARNING_AFTER {
+            warned = true;
+            warn_standby_wait(lsn);
+        }
         clock::sleep_on_latch(1);
         if !keep_waiting() {
             return false;
         }
+    }
+}
+
+/// A wait for synchronous standbys longer than this is logged (IDs have
+/// stopped, and nothing else would say why).
+const STANDBY_WAIT_WARNING_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// One WARNING, at most one a minute across the server.
+fn warn_standby_wait(lsn: pg_sys::XLogRecPtr) {
+    if crate::log_limit::due(crate::log_limit::Topic::StandbyWait) {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            pgrx::PgSqlErrorCode::ERRCODE_WARNING,
+            format!(
+                "snowflake_id: IDs have waited {} s for the synchronous standbys to flush the durable mark (WAL up to {:X}/{:X})",
+                STANDBY_WAIT_WARNING_AFTER.as_secs(),
+                lsn >> 32,
+                lsn & 0xFFFF_FFFF
+            ),
+            "snowflake_id",
+        )
+        .set_detail(
+            "No ID under a new mark is returned until the standbys named in synchronous_standby_names have it, \
+             so that a failover never repeats one.",
+        )
+        .set_hint(
+            "Check the standbys (pg_stat_replication). statement_timeout ends a waiting call with 57014. \
+             This warning repeats at most once a minute.",
+        )
+        .report(pgrx::PgLogLevel::WARNING);
     }
 }
 

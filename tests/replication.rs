@@ -196,6 +196,10 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
     let before = primary.query_text("SELECT durable_mark::text FROM snowflake_id_status");
     let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 50000)");
     assert_eq!(e.code, "57014", "{e:?}");
+    assert!(
+        primary.log().contains("for the synchronous standbys to flush the durable mark"),
+        "no log line says why IDs stopped"
+    );
     assert_eq!(
         primary.query_text("SELECT durable_mark::text FROM snowflake_id_status"),
         before,
