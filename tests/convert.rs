@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, ids, run_as_postgres, sql_error, Cluster, BIN};
+use common::{check, ids, run_as_postgres, sql_error, tool, Cluster};
 
 fn text(client: &mut postgres::Client, sql: &str) -> String {
     client.query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", common::describe(&e))).get(0)
@@ -199,26 +199,13 @@ fn converted_tables_dump_and_restore_into_a_fresh_database() {
     let dump_path = dump.display().to_string();
     check(
         "pg_dump",
-        run_as_postgres(
-            &[&format!("{BIN}/pg_dump"), "-h", &socket, "-p", &port, "-Fc", "-f", &dump_path, "postgres"],
-            &[],
-        ),
+        run_as_postgres(&[&tool("pg_dump"), "-h", &socket, "-p", &port, "-Fc", "-f", &dump_path, "postgres"], &[]),
     );
     c.batch_execute("CREATE DATABASE restored").unwrap();
     check(
         "pg_restore",
         run_as_postgres(
-            &[
-                &format!("{BIN}/pg_restore"),
-                "-h",
-                &socket,
-                "-p",
-                &port,
-                "-d",
-                "restored",
-                "--exit-on-error",
-                &dump_path,
-            ],
+            &[&tool("pg_restore"), "-h", &socket, "-p", &port, "-d", "restored", "--exit-on-error", &dump_path],
             &[],
         ),
     );

@@ -3,7 +3,10 @@
 //! then `dpkg -i` on this machine, the demo's checks against a server that
 //! loads the packaged library, and `dpkg -r`, putting back whatever files
 //! the package replaced, so the machine is left as it was found, also when
-//! the test fails.
+//! the test fails. Debian 12 has PostgreSQL 15 only, so the install test
+//! runs on 15 alone: with `SNOWFLAKE_PG_BIN` naming another major it says so
+//! and passes without testing (the package of another major is built by
+//! `PG_MAJOR=NN scripts/package.sh`, not installed here).
 
 mod common;
 
@@ -74,6 +77,9 @@ impl Drop for Installed {
 
 #[test]
 fn debian_package_installs_exactly_the_extension_and_works() {
+    if !common::only_on_major(15, "the package installs into Debian 12's PostgreSQL 15, the only one dpkg knows") {
+        return;
+    }
     let deb = deb();
     let field = |name: &str| output(Command::new("dpkg-deb").arg("-f").arg(&deb).arg(name)).trim().to_string();
     assert_eq!(field("Package"), PACKAGE);

@@ -1,30 +1,84 @@
-//! Throwaway PostgreSQL 15 clusters for the integration tests.
+//! Throwaway PostgreSQL clusters for the integration tests.
 //!
-//! Each cluster has its own data directory and socket directory under a
+//! The server under test is the one whose `bin` directory `SNOWFLAKE_PG_BIN`
+//! names (default: Debian's 15, `/usr/lib/postgresql/15/bin`); `scripts/test.sh`
+//! sets it for each major it tests. Each cluster has its own data directory and socket directory under a
 //! temporary directory, runs as the `postgres` user (PostgreSQL refuses
 //! root), listens on no TCP address, and is stopped when the `Cluster` is
 //! dropped, which also happens when a test panics. The extension must be
-//! installed in the system PostgreSQL first (`scripts/test.sh` does it).
+//! installed in that server first (`scripts/test.sh` does it).
 
 #![allow(dead_code)]
 
 use std::collections::HashSet;
 use std::fs;
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use postgres::{Client, NoTls};
 
-pub const BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
+pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
 pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+
+/// The bin directory of the server under test: the one place that says
+/// which PostgreSQL the tests run against.
+pub fn bin() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var("SNOWFLAKE_PG_BIN") {
+        Ok(dir) if !dir.is_empty() => {
+            let dir = dir.trim_end_matches('/').to_string();
+            assert!(
+                Path::new(&dir).join("pg_ctl").exists(),
+                "SNOWFLAKE_PG_BIN={dir} has no pg_ctl (bash scripts/pg_servers.sh --bindir NN prints a major's)"
+            );
+            dir
+        }
+        _ => DEFAULT_BIN.to_string(),
+    })
+}
+
+/// The path of one of the server's programs (`initdb`, `pg_ctl`, `pg_dump` ...).
+pub fn tool(name: &str) -> String {
+    format!("{}/{name}", bin())
+}
+
+/// The major version of the server under test, as its pg_config reports it.
+pub fn pg_major() -> u32 {
+    static MAJOR: OnceLock<u32> = OnceLock::new();
+    *MAJOR.get_or_init(|| {
+        let out =
+            check("pg_config --version", Command::new(tool("pg_config")).arg("--version").output().expect("pg_config"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // "PostgreSQL 15.14 (Debian 15.14-0+deb12u1)", "PostgreSQL 18.6"
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| panic!("no major version in {:?} of {}", text.trim(), tool("pg_config")))
+    })
+}
+
+/// True when the server under test is PostgreSQL `major`; otherwise says
+/// that the calling test is skipped and why, so that a run on another major
+/// shows what it did not cover. Usage: `if !common::only_on_major(15, "...") { return; }`
+pub fn only_on_major(major: u32, why: &str) -> bool {
+    let running = pg_major();
+    if running != major {
+        // Straight to stderr: libtest swallows println! of a passing test.
+        let _ = writeln!(std::io::stderr(), "SKIPPED on PostgreSQL {running} ({}): {why}", bin());
+    }
+    running == major
+}
 
 pub struct Cluster {
     dir: tempfile::TempDir,
@@ -85,7 +139,7 @@ impl Cluster {
         check(
             "initdb",
             run_as_postgres(
-                &[&format!("{BIN}/initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
+                &[&tool("initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
                 &[],
             ),
         );
@@ -103,7 +157,7 @@ impl Cluster {
             "pg_basebackup",
             run_as_postgres(
                 &[
-                    &format!("{BIN}/pg_basebackup"),
+                    &tool("pg_basebackup"),
                     "-h",
                     &socket,
                     "-p",
@@ -130,10 +184,7 @@ impl Cluster {
         let data = self.data();
         check(
             "pg_ctl promote",
-            run_as_postgres(
-                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"],
-                &[],
-            ),
+            run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"], &[]),
         );
     }
 
@@ -208,7 +259,7 @@ impl Cluster {
     pub fn start(&mut self) {
         let out = run_as_postgres(
             &[
-                &format!("{BIN}/pg_ctl"),
+                &tool("pg_ctl"),
                 "-D",
                 self.data().to_str().unwrap(),
                 "-l",
@@ -229,10 +280,8 @@ impl Cluster {
     pub fn stop(&mut self) {
         if self.running {
             let data = self.data();
-            let out = run_as_postgres(
-                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"],
-                &[],
-            );
+            let out =
+                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"], &[]);
             check("pg_ctl stop", out);
             self.running = false;
         }
@@ -321,10 +370,8 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if self.running {
             let data = self.data();
-            let _ = run_as_postgres(
-                &[&format!("{BIN}/pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"],
-                &[],
-            );
+            let _ =
+                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
         }
     }
 }
