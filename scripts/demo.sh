@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Starts a throwaway PostgreSQL 15 with snowflake_id preloaded, shows IDs
+# Starts a throwaway PostgreSQL with snowflake_id preloaded, shows IDs
 # being made, decoded and queried by time, then stops and removes it.
 # Installs what is missing first.
+#
+#   bash scripts/demo.sh               Debian 12's PostgreSQL 15
+#   PG_MAJOR=18 bash scripts/demo.sh   16, 17 or 18, as scripts/pg_servers.sh caches them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_BIN=/usr/lib/postgresql/15/bin
-bash scripts/setup.sh
-echo "demo: building and installing snowflake_id (release)"
+PG_MAJOR=${PG_MAJOR:-15}
+# Only the server the demo runs: a fresh machine need not build the others.
+PG_MAJORS=$PG_MAJOR bash scripts/setup.sh
+PG_BIN=$(bash scripts/pg_servers.sh --bindir "$PG_MAJOR")
+echo "demo: building and installing snowflake_id (release) into $("$PG_BIN/pg_config" --version)"
 cargo pgrx install --release --pg-config "$PG_BIN/pg_config" >/dev/null
 
 dir=$(mktemp -d /tmp/snowflake_id_demo.XXXXXX)
