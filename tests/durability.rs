@@ -127,10 +127,12 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     assert_eq!(db.code().code(), "58030", "{e:?}");
     // The message names the file that could not be written: the temporary one.
     assert!(db.message().contains("snowflake_id.state.tmp\""), "{}", db.message());
-    // Failed renewals ahead of need were tried and warned about a bounded number of times.
+    // Failed renewals ahead of need are warned about a bounded number of
+    // times. None at all is possible too: a bulk query can use the mark up
+    // between two of the keeper's polls (seen on 18), and its 58030 says why.
     let log = cluster.log();
     let warnings = log[log_before..].matches("could not renew the durable mark").count();
-    assert!((1..=2).contains(&warnings), "{warnings} warnings about the mark:\n{}", &log[log_before..]);
+    assert!(warnings <= 2, "{warnings} warnings about the mark:\n{}", &log[log_before..]);
     // Writable again: IDs flow again.
     draw(&mut client, 1_000);
 }
