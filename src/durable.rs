@@ -15,7 +15,7 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::Error;
 
-use crate::errors::raise_io;
+use crate::errors::{io_refusal, raise_io, Refusal};
 use crate::shmem;
 
 pub use snowflake_id_core::state_file::FILE_NAME;
@@ -39,7 +39,11 @@ pub enum ReadError {
 /// Raises the ERROR for a state file that exists but cannot be read.
 #[track_caller]
 pub fn raise_read_failure(e: &io::Error) -> ! {
-    raise_io(format!("could not read \"{}\": {e}", path().display()))
+    read_failure_refusal(e).raise()
+}
+
+pub fn read_failure_refusal(e: &io::Error) -> Refusal {
+    io_refusal(format!("could not read \"{}\": {e}", path().display()))
 }
 
 /// The stored mark, or `None` when the generator never ran in this cluster.

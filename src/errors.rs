@@ -23,11 +23,50 @@ pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<S
     unreachable!("ereport(ERROR) returned")
 }
 
+/// An ERROR as data. Each reason `snowflake_nextval()` refuses is built once,
+/// here; `snowflake_nextval()` raises it and the status view's `problem`
+/// shows it, so the two cannot say different things.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub code: Code,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl Refusal {
+    fn new(code: Code, message: String, detail: Option<&str>, hint: Option<String>) -> Refusal {
+        Refusal { code, message, detail: detail.map(str::to_string), hint }
+    }
+
+    #[track_caller]
+    pub fn raise(self) -> ! {
+        raise(self.code, self.message, self.detail, self.hint)
+    }
+
+    /// `SQLSTATE: message`, as psql's VERBOSE mode shows an error: what an
+    /// alert on the status view can match on, and a DBA can read.
+    pub fn summary(&self) -> String {
+        format!("{}: {}", sqlstate(self.code), self.message)
+    }
+}
+
+/// The five characters of a SQLSTATE, unpacked from PostgreSQL's encoding
+/// (six bits a character, the first in the lowest bits).
+pub fn sqlstate(code: Code) -> String {
+    let packed = code as i32;
+    (0..5).map(|i| char::from(b'0' + ((packed >> (6 * i)) & 0x3F) as u8)).collect()
+}
+
 const RESTART: &str = "in postgresql.conf and restart the server";
 
 /// An error from a setting in postgresql.conf.
 #[track_caller]
 pub fn raise_setting(e: &SettingError) -> ! {
+    setting_refusal(e).raise()
+}
+
+pub fn setting_refusal(e: &SettingError) -> Refusal {
     let (code, hint) = match &e.error {
         Error::WorkerIdUnset => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -69,9 +108,9 @@ pub fn raise_setting(e: &SettingError) -> ! {
         Error::NotAnInteger { .. } => {
             (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("Give {} a whole number {RESTART}.", e.setting))
         }
-        other => raise_core(other),
+        other => return core_refusal(other),
     };
-    raise(code, format!("invalid {}: {}", e.shown, e.error), None, Some(hint))
+    Refusal::new(code, format!("invalid {}: {}", e.shown, e.error), None, Some(hint))
 }
 
 /// "Restore the settings in force": the layout a state file was written under.
@@ -90,6 +129,10 @@ fn restore_layout(stored: &snowflake_id_core::StoredLayout) -> String {
 /// An error from the core that is not tied to one setting.
 #[track_caller]
 pub fn raise_core(e: &Error) -> ! {
+    core_refusal(e).raise()
+}
+
+pub fn core_refusal(e: &Error) -> Refusal {
     let message = format!("snowflake_id: {e}");
     let (code, hint) = match e {
         Error::EpochInFuture { .. } => (
@@ -105,10 +148,7 @@ pub fn raise_core(e: &Error) -> ! {
                 guc::SEQUENCE_BITS
             )),
         ),
-        Error::Exhausted { .. } => (
-            Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-            Some(format!("The layout's timestamp field is used up; a later {} gives it new room.", guc::EPOCH)),
-        ),
+        Error::Exhausted { last_ms } => (Code::ERRCODE_PROGRAM_LIMIT_EXCEEDED, Some(exhausted_hint(*last_ms))),
         Error::NegativeId { .. } => (
             Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             Some("Snowflake IDs always have the sign bit 0; a negative bigint was not made by a snowflake generator.".into()),
@@ -155,19 +195,36 @@ pub fn raise_core(e: &Error) -> ! {
             (Code::ERRCODE_INVALID_PARAMETER_VALUE, None)
         }
     };
-    raise(code, message, None, hint)
+    Refusal::new(code, message, None, hint)
 }
 
-pub const NOT_PRELOADED: &str = "snowflake_id must be loaded via shared_preload_libraries";
+/// The hint for a timestamp field used up. Not "a later epoch": a layout
+/// change that would issue IDs below the reserved ones is refused. When the
+/// clock is far from the layout's end, the mark was moved there (a mistyped
+/// `snowflake_advance_past` forced through), which has a way back.
+fn exhausted_hint(last_ms: i64) -> String {
+    let now_ms = crate::clock::now_unix_ms();
+    let far = "The README section \"When the durable mark is far ahead\" says how to bring it back near the clock.";
+    if last_ms.saturating_sub(now_ms) > 86_400_000 {
+        format!(
+            "The clock reads {}, long before that: the durable mark was moved to the layout's end, most likely by \
+             snowflake_advance_past() with a wrong ID. {far}",
+            epoch::format_unix_ms(now_ms)
+        )
+    } else {
+        format!("The layout's timestamp field has run out. {far}")
+    }
+}
+
+const NOT_PRELOADED: &str = "snowflake_id must be loaded via shared_preload_libraries";
 
 /// The library was loaded by CREATE EXTENSION or LOAD, not at server start,
 /// so there is no shared generator to draw from.
-#[track_caller]
-pub fn raise_not_preloaded() -> ! {
-    raise(
+pub fn not_preloaded_refusal() -> Refusal {
+    Refusal::new(
         Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         NOT_PRELOADED.into(),
-        Some("The generator lives in shared memory, which is set up only at server start.".into()),
+        Some("The generator lives in shared memory, which is set up only at server start."),
         Some("Add 'snowflake_id' to shared_preload_libraries in postgresql.conf and restart the server.".into()),
     )
 }
@@ -175,10 +232,14 @@ pub fn raise_not_preloaded() -> ! {
 /// Reading or writing the durable state file failed.
 #[track_caller]
 pub fn raise_io(what: String) -> ! {
-    raise(
+    io_refusal(what).raise()
+}
+
+pub fn io_refusal(what: String) -> Refusal {
+    Refusal::new(
         Code::ERRCODE_IO_ERROR,
         format!("snowflake_id: {what}"),
-        Some("No ID is issued past the durable mark until it can be written.".into()),
+        Some("No ID is issued past the durable mark until it can be written."),
         Some("Check the permissions and free space of the data directory.".into()),
     )
 }
@@ -186,8 +247,7 @@ pub fn raise_io(what: String) -> ! {
 /// `snowflake_nextval()` where nothing may be written: on a standby (it would
 /// repeat the primary's IDs) or in a READ ONLY transaction. SQLSTATE 25006,
 /// as `nextval()` gives.
-#[track_caller]
-pub fn raise_read_only(function: &str, when: &str, recovery: bool) -> ! {
+pub fn read_only_refusal(function: &str, when: &str, recovery: bool) -> Refusal {
     let (detail, hint) = if recovery {
         (
             "Only the primary issues IDs; a standby's mark follows the primary's through WAL.",
@@ -199,10 +259,10 @@ pub fn raise_read_only(function: &str, when: &str, recovery: bool) -> ! {
             "Draw IDs in a read-write transaction.",
         )
     };
-    raise(
+    Refusal::new(
         Code::ERRCODE_READ_ONLY_SQL_TRANSACTION,
         format!("cannot execute {function} {when}"),
-        Some(detail.into()),
+        Some(detail),
         Some(hint.into()),
     )
 }

@@ -16,7 +16,9 @@ use snowflake_id_core::{epoch, Clocks, GeneratorState, Layout, Policy, Step, Sto
 
 use crate::clock::{now_unix_ms, sleep_on_latch};
 use crate::durable::{self, ReadError, WriteError};
-use crate::errors::{raise_core, raise_io, raise_not_preloaded, raise_read_only, raise_setting};
+use crate::errors::{
+    core_refusal, io_refusal, not_preloaded_refusal, raise_core, raise_io, read_only_refusal, setting_refusal, Refusal,
+};
 use crate::log_limit::{self, Topic};
 use crate::{guc, shmem, wal};
 
@@ -42,13 +44,65 @@ fn policy() -> Policy {
 
 /// The layout and worker id, or the error that stops IDs being issued.
 pub fn generator_settings() -> (Layout, i64) {
+    settings().unwrap_or_else(|r| r.raise())
+}
+
+fn settings() -> Result<(Layout, i64), Refusal> {
     if !shmem::preloaded() {
-        raise_not_preloaded();
+        return Err(not_preloaded_refusal());
     }
     let settings = guc::Settings::get();
-    let layout = *settings.layout.as_ref().unwrap_or_else(|e| raise_setting(e));
-    let worker_id = *settings.worker_id.as_ref().unwrap_or_else(|e| raise_setting(e));
-    (layout, worker_id)
+    let layout = *settings.layout.as_ref().map_err(setting_refusal)?;
+    let worker_id = *settings.worker_id.as_ref().map_err(setting_refusal)?;
+    Ok((layout, worker_id))
+}
+
+const NEXTVAL: &str = "snowflake_nextval()";
+
+fn recovery_refusal(function: &str) -> Refusal {
+    read_only_refusal(function, "during recovery", true)
+}
+
+/// Why `snowflake_nextval()` would refuse now, if it would, as it would say
+/// it: the status view's `problem`. The same checks in the same order as
+/// [`next_id`], the generator's next step taken on a copy of the shared
+/// state (so nothing is issued, started or written): a refusal cannot be
+/// missing here that a call would raise. Two reasons are not computed but
+/// recorded: a mark write fails only when tried, so the last attempt's
+/// failure stands for the next one; and a read-only transaction is the
+/// caller's, not the server's.
+pub fn refusal() -> Option<Refusal> {
+    if in_recovery() {
+        return Some(recovery_refusal(NEXTVAL));
+    }
+    let (layout, worker_id) = match settings() {
+        Ok(settings) => settings,
+        Err(refusal) => return Some(refusal),
+    };
+    let now_ms = now_unix_ms();
+    let (generator, write_failure) = {
+        let shared = shmem::lock();
+        (shared.generator, shared.write_failure)
+    };
+    let mut generator = match generator {
+        Some(g) => g,
+        None => match resumed(&layout, worker_id, now_ms) {
+            Ok(g) => g,
+            Err(e) => return Some(read_refusal(e)),
+        },
+    };
+    let now = now_ms.saturating_sub(layout.epoch_ms());
+    let mut confirm = None;
+    loop {
+        match generator.next(&layout, now, policy(), confirm) {
+            Err(e) => return Some(core_refusal(&e)),
+            Ok(d) => match d.step {
+                Step::Recheck { seen } if confirm.is_none() => confirm = Some(seen),
+                Step::NeedLease { .. } => return write_failure.map(|f| io_refusal(f.to_string())),
+                _ => return None,
+            },
+        }
+    }
 }
 
 /// Set once this backend has seen recovery over: a backend never goes back
@@ -74,16 +128,16 @@ pub fn in_recovery() -> bool {
 /// read-only transaction promised not to change anything durable.
 pub fn check_may_issue(function: &str) {
     if in_recovery() {
-        raise_read_only(function, "during recovery", true);
+        recovery_refusal(function).raise();
     }
     // SAFETY: a plain global of the current transaction.
     if unsafe { pg_sys::XactReadOnly } {
-        raise_read_only(function, "in a read-only transaction", false);
+        read_only_refusal(function, "in a read-only transaction", false).raise();
     }
 }
 
 pub fn next_id() -> i64 {
-    check_may_issue("snowflake_nextval()");
+    check_may_issue(NEXTVAL);
     let (layout, worker_id) = generator_settings();
     let policy = policy();
     let mut confirm = None;
@@ -122,25 +176,36 @@ fn start(layout: &Layout, worker_id: i64) {
             return;
         }
         let now_ms = now_unix_ms();
-        (|| {
-            layout.check_clock(now_ms).map_err(ReadError::Invalid)?;
-            let stored = Stored::later(durable::read()?, shmem::lock().replayed);
-            let now = now_ms - layout.epoch_ms();
-            let floor = resume_floor(stored.as_ref(), layout, worker_id, now, guc::allow_layout_change())
-                .map_err(ReadError::Invalid)?;
-            let generator = GeneratorState::resume(layout, floor, resume_clocks(stored.as_ref(), layout), now);
+        resumed(layout, worker_id, now_ms).map(|generator| {
             let mut guard = shmem::lock();
             guard.generator = Some(generator);
-            guard.written_lease = floor - 1;
+            guard.written_lease = generator.lease_until();
             guard.started_unix_ms = now_ms;
-            Ok(generator.counters.largest_step_back_ms)
-        })()
+            generator.counters.largest_step_back_ms
+        })
     };
     match outcome {
         Ok(0) => {}
         Ok(behind) => warn_step_back(behind, true),
-        Err(ReadError::Invalid(e)) => raise_core(&e),
-        Err(ReadError::Io(e)) => durable::raise_read_failure(&e),
+        Err(e) => read_refusal(e).raise(),
+    }
+}
+
+/// The generator a start at `now_ms` would resume, read from the state file
+/// and the replayed mark; nothing is changed.
+fn resumed(layout: &Layout, worker_id: i64, now_ms: i64) -> Result<GeneratorState, ReadError> {
+    layout.check_clock(now_ms).map_err(ReadError::Invalid)?;
+    let stored = Stored::later(durable::read()?, shmem::lock().replayed);
+    let now = now_ms - layout.epoch_ms();
+    let floor = resume_floor(stored.as_ref(), layout, worker_id, now, guc::allow_layout_change())
+        .map_err(ReadError::Invalid)?;
+    Ok(GeneratorState::resume(layout, floor, resume_clocks(stored.as_ref(), layout), now))
+}
+
+fn read_refusal(e: ReadError) -> Refusal {
+    match e {
+        ReadError::Invalid(e) => core_refusal(&e),
+        ReadError::Io(e) => durable::read_failure_refusal(&e),
     }
 }
 
@@ -241,7 +306,10 @@ fn reserve(
                 lease_until: target.max(written),
                 clocks: Some(clocks),
             };
-            durable::write(&stored)?;
+            let written = durable::write(&stored);
+            let failure = written.as_ref().err().map(|e| shmem::ShortText::new(&e.to_string()));
+            shmem::lock().write_failure = failure;
+            written?;
             let lsn = wal::log_mark(kind, &stored);
             let mut shared = shmem::lock();
             shared.written_lease = stored.lease_until;

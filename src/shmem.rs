@@ -40,6 +40,38 @@ pub struct Shared {
     pub keeper_pid: i32,
     /// When the last rate-limited log line of each topic was sent (Unix ms).
     pub logged_unix_ms: [i64; crate::log_limit::TOPICS],
+    /// Why the last attempt to write the mark failed, until one succeeds:
+    /// the next attempt will most likely fail the same way, and the status
+    /// view says so before a query finds out.
+    pub write_failure: Option<ShortText>,
+}
+
+/// A message kept in shared memory, which holds no pointers: up to
+/// [`ShortText::CAPACITY`] bytes of it, cut at a character boundary.
+#[derive(Clone, Copy)]
+pub struct ShortText {
+    len: u16,
+    bytes: [u8; ShortText::CAPACITY],
+}
+
+impl ShortText {
+    pub const CAPACITY: usize = 400;
+
+    pub fn new(text: &str) -> ShortText {
+        let mut len = text.len().min(Self::CAPACITY);
+        while !text.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0; Self::CAPACITY];
+        bytes[..len].copy_from_slice(&text.as_bytes()[..len]);
+        ShortText { len: len as u16, bytes }
+    }
+}
+
+impl std::fmt::Display for ShortText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default())
+    }
 }
 
 // SAFETY: plain old data with no pointers.
@@ -72,6 +104,7 @@ pub fn init() {
             replayed: None,
             keeper_pid: 0,
             logged_unix_ms: [0; crate::log_limit::TOPICS],
+            write_failure: None,
         })
     );
     pg_shmem_init!(STATE_IO);

@@ -8,8 +8,7 @@ use snowflake_id_core::state_file::Stored;
 
 use crate::api::to_timestamptz;
 use crate::clock::now_unix_ms;
-use crate::errors::NOT_PRELOADED;
-use crate::nextval::in_recovery;
+use crate::nextval::{self, in_recovery};
 use crate::{durable, guc, shmem};
 
 type Ts = TimestampWithTimeZone;
@@ -98,7 +97,7 @@ fn snowflake_id_status() -> TableIterator<
     let layout = settings.layout.as_ref().ok().copied();
     let worker_id = settings.worker_id.as_ref().ok().copied();
     let now_ms = now_unix_ms();
-    let problem = problem(settings, now_ms);
+    let problem = nextval::refusal().map(|r| r.summary());
     // Without the preload there is no shared memory to look at.
     let shared = shmem::preloaded().then(|| *shmem::lock());
     let g = shared.and_then(|s| s.generator);
@@ -143,12 +142,4 @@ fn snowflake_id_status() -> TableIterator<
         shared.and_then(|s| live_pid(s.keeper_pid)),
         problem,
     ))
-}
-
-/// Why `snowflake_nextval()` would refuse here, if it would, in its words.
-fn problem(settings: &guc::Settings, now_ms: i64) -> Option<String> {
-    if !shmem::preloaded() {
-        return Some(format!("{NOT_PRELOADED}: add it and restart the server"));
-    }
-    settings.problem(now_ms)
 }
