@@ -379,7 +379,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     assert!(e.hint.contains("snowflake_id.epoch = '2025-01-01T00:00:00.000Z'"), "{e:?}");
     assert!(e.hint.contains("snowflake_id.allow_layout_change = on"), "{e:?}");
     assert!(
-        cluster.log().contains("a layout change is refused: IDs were issued under worker_bits=10"),
+        cluster.log().contains("a layout change is refused: the durable mark was written under worker_bits=10"),
         "{}",
         cluster.log()
     );

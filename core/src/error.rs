@@ -34,7 +34,8 @@ pub enum Error {
     /// The logical clock ran past the last tick the layout can encode.
     Exhausted { last_ms: i64 },
     /// The stored state was written under another layout and this one could
-    /// issue IDs below ones already issued.
+    /// issue IDs below ones already reserved (issued, or under the mark: the
+    /// file cannot tell which).
     LayoutWouldGoBack { stored: StoredLayout, stored_max_id: i64, first_new_id: i64 },
     /// IDs were issued under another layout (bits or epoch): changing it would
     /// change what every stored ID decodes to, so it needs an explicit override.
@@ -102,14 +103,14 @@ impl fmt::Display for Error {
             ),
             Error::LayoutWouldGoBack { stored, stored_max_id, first_new_id } => write!(
                 f,
-                "IDs up to {stored_max_id} were issued under worker_bits={}, sequence_bits={}, epoch={}; this layout would issue {first_new_id}, which is smaller",
+                "IDs up to {stored_max_id} are reserved (issued, or covered by the durable mark) under worker_bits={}, sequence_bits={}, epoch={}; this layout would issue {first_new_id}, which is smaller",
                 stored.worker_bits,
                 stored.sequence_bits,
                 crate::epoch::format_unix_ms(stored.epoch_ms)
             ),
             Error::LayoutChanged { stored } => write!(
                 f,
-                "IDs were issued under worker_bits={}, sequence_bits={}, epoch={}; another layout would change what every stored ID decodes to",
+                "the durable mark was written under worker_bits={}, sequence_bits={}, epoch={}; another layout would change what every stored ID decodes to",
                 stored.worker_bits,
                 stored.sequence_bits,
                 crate::epoch::format_unix_ms(stored.epoch_ms)
