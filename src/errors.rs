@@ -1,8 +1,8 @@
 //! The SQL edge of the core's errors: each becomes an `ereport(ERROR)` with
 //! a SQLSTATE a client can test for and a hint a DBA can act on.
 
-use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
-use pgrx::{PgLogLevel, PgSqlErrorCode as Code, PgTryBuilder};
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
 use snowflake_id_core::{epoch, Error};
 
 use crate::guc::{self, SettingError};
@@ -267,29 +267,36 @@ pub fn read_only_refusal(function: &str, when: &str, recovery: bool) -> Refusal 
     )
 }
 
-/// `CHECK_FOR_INTERRUPTS()` whose cancel or termination reaches the client as
-/// PostgreSQL raised it. pgrx attaches a Rust backtrace to an error it catches
-/// at its FFI boundary, which with `RUST_BACKTRACE` in the server's
-/// environment would be sent as the DETAIL of every `statement_timeout`;
-/// this re-raises the error's own code, message, detail and hint, at its
-/// own level (FATAL stays FATAL).
+/// Keeps Rust backtraces out of the errors clients receive. pgrx turns an
+/// ERROR that PostgreSQL raises below one of our calls into it (a
+/// statement_timeout in a wait, a division by zero while the planner hook
+/// plans) into a Rust panic and back, and attaches the backtrace captured on
+/// the way as the error's DETAIL whenever `RUST_BACKTRACE` is set in the
+/// server's environment: 30 lines of Rust frames in place of PostgreSQL's own
+/// error. PostgreSQL itself never sends a backtrace to a client.
+///
+/// `std::backtrace::Backtrace` decides once per library copy of std whether
+/// capturing is on, from `RUST_LIB_BACKTRACE` (then `RUST_BACKTRACE`), and
+/// keeps the answer. So this sets `RUST_LIB_BACKTRACE=0` for one capture,
+/// which fixes the answer for this library alone, and puts the environment
+/// back as it was: other Rust libraries in the server see what the DBA set.
+/// Called from `_PG_init`, while the process is single-threaded (the
+/// postmaster at preload, or a backend loading the library), before any
+/// error could be caught. The error itself keeps everything PostgreSQL gave
+/// it (message, detail, context, location).
+pub fn no_rust_backtraces_for_clients() {
+    const VAR: &str = "RUST_LIB_BACKTRACE";
+    let before = std::env::var_os(VAR);
+    std::env::set_var(VAR, "0");
+    let _ = std::backtrace::Backtrace::capture();
+    match before {
+        Some(value) => std::env::set_var(VAR, value),
+        None => std::env::remove_var(VAR),
+    }
+}
+
+/// `CHECK_FOR_INTERRUPTS()`: a cancel or termination reaches the client as
+/// PostgreSQL raised it (see [`no_rust_backtraces_for_clients`]).
 pub fn check_for_interrupts() {
-    PgTryBuilder::new(|| {
-        pgrx::check_for_interrupts!();
-    })
-    .catch_others(|caught| match caught {
-        CaughtError::PostgresError(e) => {
-            let mut report = ErrorReport::new(e.sql_error_code(), e.message().to_string(), "snowflake_id");
-            if let Some(d) = e.detail() {
-                report = report.set_detail(d);
-            }
-            if let Some(h) = e.hint() {
-                report = report.set_hint(h);
-            }
-            report.report(e.level());
-            unreachable!("ereport at level {:?} returned", e.level())
-        }
-        other => other.rethrow(),
-    })
-    .execute()
+    pgrx::check_for_interrupts!();
 }

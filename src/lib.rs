@@ -49,6 +49,7 @@ extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    errors::no_rust_backtraces_for_clients();
     shmem::init();
     guc::register(shmem::preloaded());
     guc::reserve_prefix();

@@ -334,3 +334,26 @@ fn a_field_of_decode_is_the_accessor_alone() {
         .get(0);
     assert_eq!(same, 0);
 }
+
+/// An error raised while the hook's planner runs (constant folding of a
+/// decode call) reaches the client as PostgreSQL raised it, even with
+/// RUST_BACKTRACE in the server's environment: no Rust backtrace as DETAIL.
+#[test]
+fn errors_while_planning_carry_no_rust_backtrace() {
+    let mut cluster = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 1"]);
+    cluster.set_env(vec![("RUST_BACKTRACE", "1".to_string())]);
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    let mut client = cluster.connect();
+    for sql in [
+        "SELECT snowflake_decode(-7)",
+        "SELECT (snowflake_decode(-7)).ts",
+        "SELECT * FROM snowflake_decode(-7) d",
+        "SELECT snowflake_timestamp(-7)",
+        "SELECT 1/0",
+    ] {
+        let e = sql_error(&mut client, sql);
+        assert!(e.code == "22003" || e.code == "22012", "{sql}: {e:?}");
+        assert_eq!(e.detail, "", "{sql}: {e:?}");
+    }
+}
