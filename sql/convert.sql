@@ -129,7 +129,12 @@ BEGIN
                                              AND d.refobjid = w.rel AND d.refobjsubid = w.attnum
           JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
          WHERE r.ev_class <> d.refobjid;
-        IF blockers IS NOT NULL THEN
+        -- A dry run shows the plan with what blocks it, as a comment line
+        -- first; a real run stops there.
+        IF blockers IS NOT NULL AND dry_run THEN
+            RETURN NEXT format('-- blocked: cannot widen %s to bigint: used by view or rule %s; drop those views '
+                               '(pg_get_viewdef() shows their definitions), convert, then recreate them', tbl, blockers);
+        ELSIF blockers IS NOT NULL THEN
             RAISE EXCEPTION 'cannot widen % to bigint: used by view or rule %', tbl, blockers
                 USING ERRCODE = '0A000',
                       HINT = 'Drop those views (pg_get_viewdef() shows their definitions), convert, then recreate them.';

@@ -108,14 +108,18 @@ fn an_integer_key_widens_with_two_levels_of_foreign_keys_or_names_the_view_in_th
     assert!(e.message.contains("big_invoices") && e.message.contains("account_id"), "{e:?}");
     assert_eq!(column(&mut c, "customers", "id"), ("integer".into(), "nextval('customers_id_seq'::regclass)".into()));
 
-    // A dry run lists the statements and changes nothing.
+    // A dry run lists the statements and changes nothing; with the view in
+    // place it names the view first, in a comment line, and still shows the plan.
+    let dry_run = |c: &mut postgres::Client| -> Vec<String> {
+        c.query("SELECT snowflake_convert('customers', 'id', dry_run => true)", &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    let blocked = dry_run(&mut c);
     c.batch_execute("DROP VIEW big_invoices").unwrap();
-    let planned: Vec<String> = c
-        .query("SELECT snowflake_convert('customers', 'id', dry_run => true)", &[])
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let planned = dry_run(&mut c);
     assert_eq!(
         planned,
         vec![
@@ -126,6 +130,11 @@ fn an_integer_key_widens_with_two_levels_of_foreign_keys_or_names_the_view_in_th
             "ALTER TABLE public.invoices ALTER COLUMN account_id TYPE bigint",
             "ALTER TABLE public.customers ALTER COLUMN id SET DEFAULT public.snowflake_nextval()",
         ]
+    );
+    assert_eq!(blocked[1..], planned[..], "the plan with the view in place");
+    assert!(
+        blocked[0].starts_with("-- blocked: cannot widen public.customers to bigint: used by view or rule public.big_invoices (on public.invoices.account_id)"),
+        "{blocked:?}"
     );
     assert_eq!(column(&mut c, "customers", "id").0, "integer");
 
