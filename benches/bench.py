@@ -46,7 +46,9 @@ def run(cmd, **kw):
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, bin_dir=None):
+        global BIN
+        BIN = Path(bin_dir) if bin_dir else BIN
         self.dir = Path(tempfile.mkdtemp(prefix="snowflake_id_bench."))
         os.chmod(self.dir, 0o777)
         self.data = self.dir / "data"
@@ -234,7 +236,56 @@ def chart(conc, clients_list, path):
     data.unlink()
 
 
+MAJORS_BEGIN = "<!-- majors: begin (benches/majors.sh) -->"
+MAJORS_END = "<!-- majors: end -->"
+
+
+def majors_main(majors):
+    """Bulk generation per PostgreSQL major, one throwaway server each, one
+    after the other in one run: `majors` is [(major, bin_dir)]. Writes the
+    section between MAJORS_BEGIN and MAJORS_END of docs/benchmarks.md."""
+    rows = []
+    for major, bin_dir in majors:
+        print(f"bench: bulk on PostgreSQL {major} ({bin_dir})", flush=True)
+        server = Server(bin_dir)
+        try:
+            server.sql("CREATE EXTENSION snowflake_id; CREATE SEQUENCE seq;")
+            server.sql("SELECT snowflake_nextval(), nextval('seq')")
+            version = server.sql("SHOW server_version")
+            b = bulk(server)
+        finally:
+            server.stop()
+        floor = b["loop (floor)"]
+        seq, sf = b["nextval('seq')"] - floor, b["snowflake_nextval()"] - floor
+        rows.append(f"| {version} | {floor:.0f} | {seq:.0f} | {sf:.0f} | {sf / seq:.2f}× |")
+    section = "\n".join([
+        MAJORS_BEGIN,
+        "## 8. Bulk generation on each PostgreSQL major",
+        "",
+        f"Run on {datetime.date.today().isoformat()} by `bash benches/majors.sh`"
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}): the bulk statement of section 1 on a",
+        f"throwaway server of each major in turn, release build, median of {REPS} repetitions, generators interleaved.",
+        "Compare the ratios: each is measured on one server, side by side.",
+        "",
+        "| server | loop (floor), ns per row | `nextval('seq')`, ns per ID above the floor "
+        "| `snowflake_nextval()`, ns per ID above the floor | cost vs nextval |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+        MAJORS_END,
+    ])
+    path = DOCS / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if MAJORS_BEGIN in old and MAJORS_END in old:
+        new = old[: old.index(MAJORS_BEGIN)] + section + old[old.index(MAJORS_END) + len(MAJORS_END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(new)
+    print("\n".join(rows))
+
+
 def main():
+    if sys.argv[1:2] == ["--majors"]:
+        return majors_main([tuple(a.split(":", 1)) for a in sys.argv[2:]])
     DOCS.mkdir(exist_ok=True)
     server = Server()
     try:
@@ -389,14 +440,15 @@ def main():
         "",
     ]
     report = "\n".join(lines)
-    # benches/hook_cost.sh owns the section between its markers; keep it.
+    # benches/hook_cost.sh and benches/majors.sh own the sections between
+    # their markers; keep them.
     path = DOCS / "benchmarks.md"
-    begin, end = "<!-- hook-cost: begin", "<!-- hook-cost: end -->"
     if path.exists():
         old = path.read_text()
-        if begin in old and end in old:
-            kept = old[old.index(begin) : old.index(end) + len(end)]
-            report = report.rstrip("\n") + "\n\n" + kept + "\n"
+        for begin, end in (("<!-- hook-cost: begin", "<!-- hook-cost: end -->"), (MAJORS_BEGIN, MAJORS_END)):
+            if begin in old and end in old:
+                kept = old[old.index(begin) : old.index(end) + len(end)]
+                report = report.rstrip("\n") + "\n\n" + kept + "\n"
     path.write_text(report)
     chart(conc, clients_list, DOCS / "benchmarks-tps.png")
     print(report)
