@@ -244,3 +244,278 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
 -- Moving the generator's mark is for superusers (the function checks too).
 REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;
+
+-- ============================================================================
+-- 3. The worker id registry (sql/registry.sql, the same text): the tables,
+--    functions and view a registry database serves to a fleet of nodes.
+-- ============================================================================
+
+-- The worker id registry: any PostgreSQL 15+ database with this extension
+-- can be the registry of a fleet of snowflake_id servers (it issues no IDs
+-- itself). Each node leases a worker id as a range of ID time: it may issue
+-- IDs whose timestamp part (a tick: milliseconds since the namespace's
+-- epoch) lies in [floor_tick, ceiling_tick] of its lease, and never above.
+-- Renewals raise the ceiling; a new holder of a worker id starts above the
+-- last ceiling ever granted for it, and each grant bumps lease_epoch, so the
+-- old holder's renewals fail and it stops at its ceiling. Two holders of one
+-- worker id therefore issue from disjoint ranges of time, whatever their
+-- clocks do: clocks decide only when a takeover may happen.
+--
+-- Nodes call the three functions below, each one transaction; the tables
+-- are written by them alone (SECURITY DEFINER), so a node's role needs
+-- EXECUTE on them and nothing else (see the README, "Fleets").
+
+CREATE TABLE snowflake_registry_namespaces (
+    namespace text PRIMARY KEY,
+    worker_bits integer NOT NULL,
+    sequence_bits integer NOT NULL,
+    -- The layout's epoch in Unix milliseconds: ticks count from it.
+    epoch_ms bigint NOT NULL,
+    -- A lease not renewed for its horizon plus this margin, by the registry's
+    -- clock, is stale: its worker id may be granted to another node (above
+    -- its ceiling). The margin covers a renewal in flight and a slow node; it
+    -- decides only how soon a takeover may happen, never whether IDs overlap.
+    stale_margin interval NOT NULL DEFAULT interval '10 seconds' CHECK (stale_margin >= interval '0'),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE snowflake_registry_namespaces IS
+    'snowflake_id registry: one layout per namespace of worker ids; nodes with another layout are refused';
+
+CREATE TABLE snowflake_registry_leases (
+    namespace text NOT NULL REFERENCES snowflake_registry_namespaces ON DELETE CASCADE,
+    worker_id integer NOT NULL CHECK (worker_id >= 0),
+    -- Bumped at every grant: the fencing token. A renewal names the epoch it
+    -- renews and fails once another grant has replaced it.
+    lease_epoch bigint NOT NULL CHECK (lease_epoch > 0),
+    -- The holder: its cluster (pg_control_system().system_identifier, as
+    -- text since it is an unsigned 64-bit number), timeline, and a name for humans.
+    system_identifier text NOT NULL,
+    timeline integer NOT NULL,
+    node_name text NOT NULL,
+    floor_tick bigint NOT NULL CHECK (floor_tick >= 0),
+    ceiling_tick bigint NOT NULL,
+    horizon_ms bigint NOT NULL CHECK (horizon_ms > 0),
+    granted_at timestamptz NOT NULL,
+    renewed_at timestamptz NOT NULL,
+    released_at timestamptz,
+    PRIMARY KEY (namespace, worker_id),
+    CHECK (ceiling_tick >= floor_tick - 1)
+);
+COMMENT ON TABLE snowflake_registry_leases IS
+    'snowflake_id registry: the lease of each worker id ever granted; ceiling_tick only grows while one holder has it';
+
+-- Registry data must survive pg_dump and pg_restore of the registry
+-- database: a lost ceiling would let a new holder start below IDs issued.
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_namespaces', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_leases', '');
+
+-- Whether a lease may be granted to another node: released, or not renewed
+-- for its horizon plus the namespace's margin by the registry's clock.
+CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
+    RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN l.released_at IS NOT NULL OR l.renewed_at + make_interval(secs => l.horizon_ms / 1000.0) + stale_margin < at;
+
+-- Takes a worker id for a node: `wanted`, or with NULL the lowest free one.
+-- A worker id is free when never granted, released, or stale; it may also be
+-- taken at once by the node that holds it when that node resumes its own
+-- lease (`resume_epoch` = the lease it has on disk) or is a promoted standby
+-- of its holder (same system identifier, a later timeline). The new lease
+-- starts above every ceiling granted before: floor_tick = old ceiling + 1.
+CREATE FUNCTION snowflake_registry_acquire(
+    namespace text,
+    worker_bits integer,
+    sequence_bits integer,
+    epoch_ms bigint,
+    wanted integer,
+    system_identifier text,
+    timeline integer,
+    node_name text,
+    node_tick bigint,
+    horizon_ms bigint,
+    resume_epoch bigint DEFAULT NULL,
+    OUT worker_id integer,
+    OUT lease_epoch bigint,
+    OUT floor_tick bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $acquire$
+DECLARE
+    ns @extschema@.snowflake_registry_namespaces;
+    old @extschema@.snowflake_registry_leases;
+    max_worker integer;
+    now_ts timestamptz := clock_timestamp();
+BEGIN
+    IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
+       OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
+       OR epoch_ms IS NULL THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: no argument but wanted and resume_epoch may be NULL'
+            USING ERRCODE = '22004';
+    END IF;
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    -- One namespace's grants are serialised on its row: two nodes asking for
+    -- "any free id" at once get different ones.
+    INSERT INTO @extschema@.snowflake_registry_namespaces AS n (namespace, worker_bits, sequence_bits, epoch_ms)
+        VALUES (snowflake_registry_acquire.namespace, snowflake_registry_acquire.worker_bits,
+                snowflake_registry_acquire.sequence_bits, snowflake_registry_acquire.epoch_ms)
+        ON CONFLICT DO NOTHING;
+    SELECT * INTO ns FROM @extschema@.snowflake_registry_namespaces n
+        WHERE n.namespace = snowflake_registry_acquire.namespace FOR UPDATE;
+    IF (ns.worker_bits, ns.sequence_bits, ns.epoch_ms)
+       IS DISTINCT FROM (snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                         snowflake_registry_acquire.epoch_ms) THEN
+        RAISE EXCEPTION 'namespace "%" uses worker_bits=%, sequence_bits=%, epoch=%; node "%" has worker_bits=%, sequence_bits=%, epoch=%',
+                        ns.namespace, ns.worker_bits, ns.sequence_bits,
+                        to_char(to_timestamp(ns.epoch_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                        node_name, snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                        to_char(to_timestamp(snowflake_registry_acquire.epoch_ms / 1000.0) AT TIME ZONE 'UTC',
+                                'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            USING ERRCODE = 'SFL03',
+                  HINT = 'Every node of a namespace must use one layout: set the node''s snowflake_id.worker_bits, sequence_bits and epoch like the others, or give it its own snowflake_id.registry_namespace.';
+    END IF;
+    max_worker := (1 << ns.worker_bits) - 1;
+    IF wanted IS NOT NULL AND wanted NOT BETWEEN 0 AND max_worker THEN
+        RAISE EXCEPTION 'worker id % is out of range 0..% of namespace "%"', wanted, max_worker, ns.namespace
+            USING ERRCODE = '22023';
+    END IF;
+
+    IF wanted IS NULL THEN
+        -- The node's own lease first (a restart), then the lowest free id.
+        SELECT l.worker_id INTO wanted FROM @extschema@.snowflake_registry_leases l
+            WHERE l.namespace = ns.namespace AND l.system_identifier = snowflake_registry_acquire.system_identifier
+              AND l.lease_epoch = resume_epoch AND l.released_at IS NULL;
+        IF wanted IS NULL THEN
+            SELECT g.id INTO wanted
+              FROM generate_series(0, max_worker) AS g(id)
+              LEFT JOIN @extschema@.snowflake_registry_leases l ON l.namespace = ns.namespace AND l.worker_id = g.id
+             WHERE l.worker_id IS NULL OR @extschema@.snowflake_registry_free(l, ns.stale_margin, now_ts)
+             ORDER BY g.id
+             LIMIT 1;
+        END IF;
+        IF wanted IS NULL THEN
+            RAISE EXCEPTION 'no free worker id in namespace "%": all % are held by live nodes', ns.namespace, max_worker + 1
+                USING ERRCODE = 'SFL04',
+                      HINT = 'Stop a node, or give the namespace more worker_bits (a new namespace: the layout is fixed per namespace).';
+        END IF;
+    END IF;
+
+    SELECT * INTO old FROM @extschema@.snowflake_registry_leases l
+        WHERE l.namespace = ns.namespace AND l.worker_id = wanted FOR UPDATE;
+    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts)
+       AND NOT (old.system_identifier = snowflake_registry_acquire.system_identifier
+                AND (snowflake_registry_acquire.timeline > old.timeline
+                     OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch))) THEN
+        RAISE EXCEPTION 'worker id % of namespace "%" is held by node "%" (system %, timeline %), renewed % ago',
+                        wanted, ns.namespace, old.node_name, old.system_identifier, old.timeline,
+                        date_trunc('second', now_ts - old.renewed_at)
+            USING ERRCODE = 'SFL02',
+                  DETAIL = format('Lease epoch %s reaches %s; it becomes free when that node stops cleanly or %s after its last renewal.',
+                                  old.lease_epoch,
+                                  to_char(to_timestamp((ns.epoch_ms + old.ceiling_tick) / 1000.0) AT TIME ZONE 'UTC',
+                                          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                  make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin),
+                  HINT = 'Give this node another snowflake_id.worker_id, or auto.';
+    END IF;
+
+    worker_id := wanted;
+    lease_epoch := coalesce(old.lease_epoch, 0) + 1;
+    floor_tick := coalesce(old.ceiling_tick + 1, 0);
+    ceiling_tick := greatest(floor_tick, node_tick) + horizon_ms;
+    INSERT INTO @extschema@.snowflake_registry_leases AS l
+        VALUES (ns.namespace, worker_id, lease_epoch, snowflake_registry_acquire.system_identifier,
+                snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
+                now_ts, now_ts, NULL)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_leases_pkey DO UPDATE
+        SET lease_epoch = excluded.lease_epoch, system_identifier = excluded.system_identifier,
+            timeline = excluded.timeline, node_name = excluded.node_name, floor_tick = excluded.floor_tick,
+            ceiling_tick = excluded.ceiling_tick, horizon_ms = excluded.horizon_ms,
+            granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL;
+END
+$acquire$;
+COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint) IS
+    'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
+
+-- Raises the ceiling of a lease still held (same lease_epoch, not released):
+-- to the node's tick (at least the floor) plus the horizon, never lower.
+-- Fails with SQLSTATE SFL01 once the lease was replaced or released: the
+-- node then stops at the ceiling it has.
+CREATE FUNCTION snowflake_registry_renew(
+    namespace text,
+    worker_id integer,
+    lease_epoch bigint,
+    node_tick bigint,
+    horizon_ms bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $renew$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+BEGIN
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_renew.lease_epoch OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
+    ceiling_tick := greatest(l.ceiling_tick, greatest(node_tick, l.floor_tick) + horizon_ms);
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
+           renewed_at = clock_timestamp()
+     WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
+END
+$renew$;
+COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint) IS
+    'snowflake_id registry: raises the ceiling of a lease still held; SQLSTATE SFL01 once it is lost';
+
+-- A clean stop: the ceiling comes down to the last tick the node issued (it
+-- has made that its own ceiling first), so the next holder starts right above
+-- it rather than a horizon ahead. Releasing a lease no longer held does nothing.
+CREATE FUNCTION snowflake_registry_release(namespace text, worker_id integer, lease_epoch bigint, last_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $release$
+BEGIN
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = greatest(r.floor_tick - 1, least(r.ceiling_tick, last_tick)), released_at = clock_timestamp()
+     WHERE r.namespace = snowflake_registry_release.namespace AND r.worker_id = snowflake_registry_release.worker_id
+       AND r.lease_epoch = snowflake_registry_release.lease_epoch AND r.released_at IS NULL;
+    RETURN FOUND;
+END
+$release$;
+COMMENT ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint) IS
+    'snowflake_id registry: ends a lease at a clean stop, lowering its ceiling to the last tick issued';
+
+-- What a DBA reads: each worker id ever granted, its holder and its range.
+CREATE VIEW snowflake_registry AS
+SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
+       to_timestamp((n.epoch_ms + l.floor_tick) / 1000.0) AS floor,
+       to_timestamp((n.epoch_ms + l.ceiling_tick) / 1000.0) AS ceiling,
+       l.granted_at, l.renewed_at, l.released_at,
+       CASE WHEN l.released_at IS NOT NULL THEN 'free'
+            WHEN snowflake_registry_free(l, n.stale_margin, clock_timestamp()) THEN 'stale'
+            ELSE 'live'
+       END AS state
+  FROM snowflake_registry_leases l
+  JOIN snowflake_registry_namespaces n USING (namespace);
+COMMENT ON VIEW snowflake_registry IS
+    'snowflake_id registry: each worker id granted, its holder, its ID time range and whether it is live, stale or free';
+
+REVOKE EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint) FROM PUBLIC;

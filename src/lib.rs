@@ -45,6 +45,7 @@ extension_sql_file!(
     name = "convert",
     requires = [api::snowflake_nextval, api::snowflake_from_timestamp, status::snowflake_id_status]
 );
+extension_sql_file!("../sql/registry.sql", name = "registry");
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]

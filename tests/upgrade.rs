@@ -16,7 +16,18 @@ SELECT pg_describe_object(d.classid, d.objid, 0)
             WHEN 'pg_proc'::regclass THEN
                 pg_get_functiondef(d.objid) || coalesce((SELECT proacl::text FROM pg_proc WHERE oid = d.objid), '')
             WHEN 'pg_class'::regclass THEN
-                pg_get_viewdef(d.objid) || coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), '')
+                coalesce(pg_get_viewdef(d.objid), '')
+                || coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                                               || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+                                               || coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), ''),
+                                               ', ' ORDER BY a.attnum)
+                               FROM pg_attribute a
+                               LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+                              WHERE a.attrelid = d.objid AND a.attnum > 0 AND NOT a.attisdropped), '')
+                || coalesce(' | ' || (SELECT string_agg(c.conname || ' ' || pg_get_constraintdef(c.oid), ', ' ORDER BY c.conname)
+                               FROM pg_constraint c WHERE c.conrelid = d.objid)), '')
+                || coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), '')
+                || CASE WHEN d.objid = ANY (e.extconfig) THEN ' (dumped by pg_dump)' ELSE '' END
             WHEN 'pg_type'::regclass THEN
                 (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
                    FROM pg_attribute a WHERE a.attrelid = (SELECT typrelid FROM pg_type WHERE oid = d.objid) AND a.attnum > 0)

@@ -1,0 +1,232 @@
+//! The worker id registry's SQL side, on a real server: grants, renewals,
+//! releases and takeovers, each one transaction, and the fence they keep:
+//! every new lease of a worker id starts above every ceiling granted before,
+//! and a replaced lease can no longer be renewed.
+
+mod common;
+
+use std::thread;
+
+use common::Cluster;
+use postgres::Client;
+
+const EPOCH_MS: i64 = 1_735_689_600_000; // 2025-01-01, the default layout's epoch
+
+/// A lease as the registry grants it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Lease {
+    worker_id: i32,
+    epoch: i64,
+    floor: i64,
+    ceiling: i64,
+}
+
+struct Node<'a> {
+    system: &'a str,
+    timeline: i32,
+    name: &'a str,
+}
+
+const A: Node = Node { system: "7000000000000000001", timeline: 1, name: "a" };
+const B: Node = Node { system: "7000000000000000002", timeline: 1, name: "b" };
+
+/// SQLSTATE and message of a failed call.
+type Refused = (String, String);
+
+fn refused(e: postgres::Error) -> Refused {
+    let db = e.as_db_error().unwrap_or_else(|| panic!("not a database error: {e}"));
+    (db.code().code().to_string(), format!("{} | {}", db.message(), db.detail().unwrap_or_default()))
+}
+
+fn acquire(c: &mut Client, node: &Node, wanted: Option<i32>, tick: i64, resume: Option<i64>) -> Result<Lease, Refused> {
+    acquire_layout(c, node, wanted, tick, resume, 10)
+}
+
+fn acquire_layout(
+    c: &mut Client,
+    node: &Node,
+    wanted: Option<i32>,
+    tick: i64,
+    resume: Option<i64>,
+    worker_bits: i32,
+) -> Result<Lease, Refused> {
+    c.query_one(
+        "SELECT * FROM snowflake_registry_acquire('default', $1, 12, $2, $3, $4, $5, $6, $7, 30000, $8)",
+        &[&worker_bits, &EPOCH_MS, &wanted, &node.system, &node.timeline, &node.name, &tick, &resume],
+    )
+    .map(|r| Lease { worker_id: r.get(0), epoch: r.get(1), floor: r.get(2), ceiling: r.get(3) })
+    .map_err(refused)
+}
+
+fn renew(c: &mut Client, l: &Lease, tick: i64) -> Result<i64, Refused> {
+    c.query_one("SELECT snowflake_registry_renew('default', $1, $2, $3, 30000)", &[&l.worker_id, &l.epoch, &tick])
+        .map(|r| r.get(0))
+        .map_err(refused)
+}
+
+fn release(c: &mut Client, l: &Lease, last_tick: i64) -> bool {
+    c.query_one("SELECT snowflake_registry_release('default', $1, $2, $3)", &[&l.worker_id, &l.epoch, &last_tick])
+        .expect("release")
+        .get(0)
+}
+
+/// A registry: a plain server with the extension; it needs no preload.
+fn registry() -> Cluster {
+    let mut cluster = Cluster::init(&[]);
+    cluster.start();
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    cluster
+}
+
+/// Makes every lease of the namespace stale at once (the margin is the
+/// namespace's; the horizon is 30 s, so 'renewed a minute ago' is stale).
+fn age_all(c: &mut Client) {
+    c.batch_execute("UPDATE snowflake_registry_leases SET renewed_at = renewed_at - interval '1 minute'").unwrap();
+}
+
+#[test]
+fn auto_gives_concurrent_nodes_distinct_ids() {
+    let cluster = registry();
+    let cfg = cluster.config();
+    let leases: Vec<Lease> = thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let cfg = cfg.clone();
+                s.spawn(move || {
+                    let mut c = cfg.connect(postgres::NoTls).expect("connect");
+                    let system = format!("70000000000000001{i:02}");
+                    let name = format!("node{i}");
+                    let node = Node { system: &system, timeline: 1, name: &name };
+                    acquire(&mut c, &node, None, 1_000, None).expect("auto acquire")
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut ids: Vec<i32> = leases.iter().map(|l| l.worker_id).collect();
+    ids.sort();
+    assert_eq!(ids, (0..8).collect::<Vec<_>>(), "{leases:?}");
+    for l in &leases {
+        assert_eq!((l.epoch, l.floor, l.ceiling), (1, 0, 31_000), "{l:?}");
+    }
+    let live = cluster.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'live'");
+    assert_eq!(live, 8);
+}
+
+#[test]
+fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, Some(5), 10_000, None).unwrap();
+    assert_eq!(a, Lease { worker_id: 5, epoch: 1, floor: 0, ceiling: 40_000 });
+    // Renewals raise the ceiling, never lower it.
+    assert_eq!(renew(&mut c, &a, 20_000), Ok(50_000));
+    assert_eq!(renew(&mut c, &a, 15_000), Ok(50_000));
+
+    let (code, message) = acquire(&mut c, &B, Some(5), 20_000, None).unwrap_err();
+    assert_eq!(code, "SFL02", "{message}");
+    assert!(message.contains("held by node \"a\"") && message.contains("epoch 1 reaches"), "{message}");
+    // auto passes it by.
+    assert_eq!(acquire(&mut c, &B, None, 20_000, None).unwrap().worker_id, 0);
+
+    // Stale (not renewed for horizon + margin): B takes id 5 above A's ceiling.
+    age_all(&mut c);
+    let b = acquire(&mut c, &B, Some(5), 20_000, None).unwrap();
+    assert_eq!(b, Lease { worker_id: 5, epoch: 2, floor: 50_001, ceiling: 80_001 });
+    // A's renewal now fails, whatever it asks for: it stops at 50,000.
+    let (code, message) = renew(&mut c, &a, 60_000).unwrap_err();
+    assert_eq!(code, "SFL01", "{message}");
+    assert!(message.contains("Node \"b\""), "{message}");
+    // A releasing its old lease changes nothing.
+    assert!(!release(&mut c, &a, 45_000));
+    assert_eq!(renew(&mut c, &b, 20_000), Ok(80_001));
+}
+
+#[test]
+fn a_restart_and_a_promotion_take_their_own_id_at_once_above_the_old_ceiling() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, None, 10_000, None).unwrap();
+    // The same node restarting with its lease on disk: at once, above it.
+    let again = acquire(&mut c, &A, None, 12_000, Some(a.epoch)).unwrap();
+    assert_eq!(again, Lease { worker_id: a.worker_id, epoch: 2, floor: 40_001, ceiling: 70_001 });
+    // The same node with a stale idea of its lease (a copy of an old data
+    // directory) is another holder: refused while the lease is live.
+    let (code, _) = acquire(&mut c, &A, Some(a.worker_id), 12_000, Some(a.epoch)).unwrap_err();
+    assert_eq!(code, "SFL02");
+    // Its promoted standby (same system, next timeline) takes over at once.
+    let standby = Node { timeline: 2, name: "a-standby", ..A };
+    let promoted = acquire(&mut c, &standby, Some(a.worker_id), 13_000, None).unwrap();
+    assert_eq!((promoted.epoch, promoted.floor), (3, 70_002));
+    // The old primary, still running (split brain), cannot renew.
+    assert_eq!(renew(&mut c, &again, 14_000).unwrap_err().0, "SFL01");
+    // Nor can an older timeline take it back.
+    assert_eq!(acquire(&mut c, &A, Some(a.worker_id), 14_000, Some(again.epoch)).unwrap_err().0, "SFL02");
+}
+
+#[test]
+fn a_clean_release_frees_the_id_at_once_right_above_the_last_tick() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, Some(3), 10_000, None).unwrap();
+    assert!(release(&mut c, &a, 12_345));
+    assert!(!release(&mut c, &a, 12_345), "released twice");
+    assert_eq!(renew(&mut c, &a, 13_000).unwrap_err().0, "SFL01");
+    assert_eq!(
+        cluster.query_text("SELECT state || ' ' || (ceiling = to_timestamp((1735689600000 + 12345) / 1000.0))::text FROM snowflake_registry"),
+        "free true"
+    );
+    let b = acquire(&mut c, &B, Some(3), 13_000, None).unwrap();
+    assert_eq!((b.epoch, b.floor, b.ceiling), (2, 12_346, 43_000));
+    // A release never lowers the ceiling below the floor: nothing issued yet.
+    assert!(release(&mut c, &b, 0));
+    assert_eq!(acquire(&mut c, &A, Some(3), 13_000, None).unwrap().floor, 12_346);
+}
+
+#[test]
+fn layouts_are_fixed_per_namespace_and_a_full_namespace_says_so() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    acquire(&mut c, &A, None, 1_000, None).unwrap();
+    let (code, message) = acquire_layout(&mut c, &B, None, 1_000, None, 8).unwrap_err();
+    assert_eq!(code, "SFL03", "{message}");
+    assert!(message.contains("uses worker_bits=10") && message.contains("has worker_bits=8"), "{message}");
+
+    // worker_bits = 1 in its own namespace: two ids, then none free.
+    for (i, system) in ["1", "2", "3"].iter().enumerate() {
+        let r = c.query_one(
+            "SELECT worker_id FROM snowflake_registry_acquire('tiny', 1, 12, $1, NULL, $2, 1, 'n', 1000, 30000)",
+            &[&EPOCH_MS, system],
+        );
+        match i {
+            0 | 1 => assert_eq!(r.expect("a free id").get::<_, i32>(0), i as i32),
+            _ => assert_eq!(refused(r.unwrap_err()).0, "SFL04"),
+        }
+    }
+    // Out of range and NULL arguments are plain errors.
+    assert_eq!(acquire(&mut c, &A, Some(1024), 1_000, None).unwrap_err().0, "22023");
+    let e = c.query_one("SELECT snowflake_registry_acquire('default', 10, 12, NULL, 1, 'x', 1, 'n', 1, 1)", &[]);
+    assert_eq!(refused(e.unwrap_err()).0, "22004");
+}
+
+#[test]
+fn only_roles_granted_execute_may_call_the_registry_functions() {
+    let cluster = registry();
+    cluster.sql("CREATE ROLE node LOGIN; CREATE ROLE other LOGIN;");
+    cluster.sql(
+        "GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release TO node",
+    );
+    for (role, allowed) in [("node", true), ("other", false)] {
+        let mut cfg = cluster.config();
+        cfg.user(role);
+        let mut c = cfg.connect(postgres::NoTls).unwrap();
+        let got = acquire(&mut c, &A, None, 1_000, Some(1));
+        match allowed {
+            true => assert!(got.is_ok(), "{role}: {got:?}"),
+            false => assert_eq!(got.unwrap_err().0, "42501", "{role}"),
+        }
+        // Nobody but the functions writes the tables.
+        let e = c.batch_execute("UPDATE snowflake_registry_leases SET ceiling_tick = 0").unwrap_err();
+        assert_eq!(refused(e).0, "42501", "{role}");
+    }
+}
