@@ -25,7 +25,7 @@ SELECT pg_describe_object(d.classid, d.objid, 0)
                                LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
                               WHERE a.attrelid = d.objid AND a.attnum > 0 AND NOT a.attisdropped), '')
                 || coalesce(' | ' || (SELECT string_agg(c.conname || ' ' || pg_get_constraintdef(c.oid), ', ' ORDER BY c.conname)
-                               FROM pg_constraint c WHERE c.conrelid = d.objid)), '')
+                               FROM pg_constraint c WHERE c.conrelid = d.objid), '')
                 || coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), '')
                 || CASE WHEN d.objid = ANY (e.extconfig) THEN ' (dumped by pg_dump)' ELSE '' END
             WHEN 'pg_type'::regclass THEN
