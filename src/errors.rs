@@ -165,6 +165,10 @@ pub fn core_refusal(e: &Error) -> Refusal {
             Code::ERRCODE_INVALID_PARAMETER_VALUE,
             Some("Give a positive span such as '1 day', shorter than the layout's whole range.".into()),
         ),
+        Error::CeilingReached { .. } => (
+            Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Some("The registry has not renewed this server's lease on its worker id; snowflake_id_status shows the lease and the last registry error.".into()),
+        ),
         Error::LayoutWouldGoBack { stored, .. } => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Some(format!(

@@ -33,6 +33,9 @@ pub enum Error {
     SpanOutOfRange { ms: i64, max_ms: i64 },
     /// The logical clock ran past the last tick the layout can encode.
     Exhausted { last_ms: i64 },
+    /// The next ID's tick is past the ceiling of the worker id's lease from
+    /// the registry (a tick: ms since the layout's epoch).
+    CeilingReached { ceiling: i64 },
     /// The stored state was written under another layout and this one could
     /// issue IDs below ones already reserved (issued, or under the mark: the
     /// file cannot tell which).
@@ -101,6 +104,9 @@ impl fmt::Display for Error {
                 "the timestamp field is exhausted: no IDs after {}",
                 crate::epoch::format_unix_ms(*last_ms)
             ),
+            Error::CeilingReached { ceiling } => {
+                write!(f, "the worker id's lease ends at tick {ceiling}: no ID may be issued past it until it is renewed")
+            }
             Error::LayoutWouldGoBack { stored, stored_max_id, first_new_id } => write!(
                 f,
                 "IDs up to {stored_max_id} are reserved (issued, or covered by the durable mark) under worker_bits={}, sequence_bits={}, epoch={}; this layout would issue {first_new_id}, which is smaller",

@@ -98,6 +98,11 @@ pub struct GeneratorState {
     /// The tick a restart resumed at. Issuing it (or below) is never a
     /// burst: it is where the old mark forced the generator to start.
     floor: i64,
+    /// The last tick the worker id's lease from a registry allows (the
+    /// layout's last tick without a registry). Nothing is issued above it,
+    /// whatever the clocks say, and no mark reaches past it: another holder
+    /// of the worker id may issue from the next tick on.
+    ceiling: i64,
     pub counters: Counters,
 }
 
@@ -157,6 +162,7 @@ impl GeneratorState {
             ref_high: now.saturating_add(skew),
             wall_high: restored.wall.max(now),
             floor,
+            ceiling: layout.max_tick(),
             counters,
         }
     }
@@ -205,6 +211,9 @@ impl GeneratorState {
         let from_wall = now.max(0) << s;
         let candidate = (self.last + 1).max(from_wall);
         let tick = candidate >> s;
+        if tick > self.ceiling {
+            return Err(Error::CeilingReached { ceiling: self.ceiling });
+        }
 
         // A tick may be issued without waiting if the restart floor forces
         // it, or if it is within max_drift of the reference clock.
@@ -266,7 +275,7 @@ impl GeneratorState {
         // the next floor than the generator used.
         let past_floor = tick.saturating_sub(self.floor).clamp(0, policy.lease_ms);
         let reach = reach.max(tick.saturating_add(past_floor));
-        tick.max(reach).min(layout.max_tick())
+        tick.max(reach).min(layout.max_tick()).min(self.ceiling.max(tick))
     }
 
     /// The reference clock for a wall-clock reading `now` not behind the
@@ -347,6 +356,37 @@ impl GeneratorState {
         self.skew = self.skew.max(tick + 1 - now);
         self.ref_high = self.ref_high.max(now.saturating_add(self.skew));
         Ok(true)
+    }
+
+    /// Takes a lease from a registry: IDs from tick `floor` up to tick
+    /// `ceiling`. The logical clock jumps to `floor` at once when it is
+    /// behind it (a new holder starts above every ceiling granted before for
+    /// its worker id); the jump counts as skew, like `advance_past`, so
+    /// callers do not wait out `max_drift` for IDs not drawn in a burst.
+    /// The caller makes a mark of at least `floor - 1` durable first, so that
+    /// a restart resumes above it too.
+    pub fn enter_lease(&mut self, layout: &Layout, floor: i64, ceiling: i64, now: i64) {
+        let floor = floor.clamp(0, layout.max_tick().saturating_add(1));
+        let before = counter_before(layout, floor);
+        if before > self.last {
+            self.last = before;
+            self.skew = self.skew.max(floor - now);
+            self.ref_high = self.ref_high.max(now.saturating_add(self.skew));
+        }
+        self.floor = self.floor.max(floor);
+        self.ceiling = ceiling.min(layout.max_tick());
+    }
+
+    /// Moves the lease's ceiling: up after a renewal committed in the
+    /// registry, down to the last tick issued when the lease is released at
+    /// a clean stop. Never below the last tick issued.
+    pub fn set_ceiling(&mut self, layout: &Layout, ceiling: i64) {
+        self.ceiling = ceiling.min(layout.max_tick()).max(self.last >> layout.sequence_bits());
+    }
+
+    /// The last tick the lease allows (the layout's last tick without one).
+    pub fn ceiling(&self) -> i64 {
+        self.ceiling
     }
 
     /// Records that ticks up to `through` are now durable (and, with
@@ -434,6 +474,43 @@ mod tests {
             let counter = self.next(now).unwrap();
             self.split(counter)
         }
+    }
+
+    /// A lease from a registry: nothing below its floor, nothing above its
+    /// ceiling, whatever the clock reads, and no mark past the ceiling.
+    #[test]
+    fn a_registry_lease_bounds_ids_on_both_sides() {
+        let mut d = Driver::new(10, 2);
+        d.policy = Policy { max_drift_ms: 1000, lease_ms: 1000 };
+        assert_eq!(d.next_split(50), (50, 0));
+        // A floor ahead of the clock: issued at once, no max_drift wait.
+        d.state.enter_lease(&d.layout, 100, 120, 60);
+        assert_eq!(d.next_split(60), (100, 0));
+        let mut ticks = vec![];
+        loop {
+            match d.state.next(&d.layout, 61, d.policy, None) {
+                Ok(Decision { step: Step::Issued { counter }, .. }) => ticks.push(d.split(counter).0),
+                Ok(Decision { step: Step::NeedLease { through, target }, .. }) => {
+                    assert!(target <= 120, "a mark past the ceiling: {target}");
+                    d.state.extend_lease(target.max(through));
+                }
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => {
+                    assert_eq!(e, Error::CeilingReached { ceiling: 120 });
+                    break;
+                }
+            }
+        }
+        assert_eq!((ticks.first(), ticks.last(), ticks.len()), (Some(&100), Some(&120), 4 * 21 - 1));
+        // The clock passing the ceiling changes nothing; a renewal does.
+        assert!(d.state.next(&d.layout, 500, d.policy, None).is_err());
+        d.state.set_ceiling(&d.layout, 600);
+        assert_eq!(d.next_split(500), (500, 0));
+        // A release lowers it, but never below the last tick issued.
+        d.state.set_ceiling(&d.layout, 0);
+        assert_eq!(d.state.ceiling(), 500);
+        assert_eq!(d.next_split(500), (500, 1));
+        assert!(d.state.next(&d.layout, 501, d.policy, None).is_err());
     }
 
     #[test]
