@@ -305,6 +305,7 @@ fn reserve(
                 layout: stored_layout(layout, worker_id),
                 lease_until: target.max(written),
                 clocks: Some(clocks),
+                registry: None,
             };
             let written = durable::write(&stored);
             let failure = written.as_ref().err().map(|e| shmem::ShortText::new(&e.to_string()));

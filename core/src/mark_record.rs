@@ -10,7 +10,7 @@
 
 use std::ffi::CStr;
 
-use crate::state_file::Stored;
+use crate::state_file::{RegistryLease, Stored};
 use crate::{epoch, Clocks, Error, Layout, StoredLayout};
 
 /// Record kinds, in the high four bits of `xl_info` (the low four are PostgreSQL's).
@@ -49,18 +49,22 @@ impl Kind {
     }
 }
 
-/// Version 2 (48 bytes) appends the reference and wall clocks; 0.2.0 wrote
-/// version 1 (32 bytes), which redo still reads after an upgrade.
-const VERSION: u8 = 2;
+/// Version 2 (48 bytes) appends the reference and wall clocks, version 3
+/// (72 bytes) a registry lease (epoch, floor, ceiling); 0.2.0 wrote version
+/// 1 (32 bytes), which redo still reads after an upgrade. A mark without a
+/// registry lease is still written as version 2.
+const VERSION: u8 = 3;
 const V1_LEN: usize = 32;
-pub const RECORD_LEN: usize = 48;
+const V2_LEN: usize = 48;
+pub const RECORD_LEN: usize = 72;
 
 /// Serialises a mark: version, bits, padding, epoch, worker id, lease,
-/// reference, wall. A mark without clocks (only read from 0.2.0) is written
-/// with the mark as its reference, the value a restart would assume for it.
-pub fn encode(stored: &Stored) -> [u8; RECORD_LEN] {
-    let mut out = [0u8; RECORD_LEN];
-    out[0] = VERSION;
+/// reference, wall, and with a registry lease its epoch, floor, ceiling. A
+/// mark without clocks (only read from 0.2.0) is written with the mark as its
+/// reference, the value a restart would assume for it.
+pub fn encode(stored: &Stored) -> Vec<u8> {
+    let mut out = vec![0u8; if stored.registry.is_some() { RECORD_LEN } else { V2_LEN }];
+    out[0] = if stored.registry.is_some() { VERSION } else { 2 };
     out[1] = stored.layout.worker_bits;
     out[2] = stored.layout.sequence_bits;
     out[8..16].copy_from_slice(&stored.layout.epoch_ms.to_le_bytes());
@@ -69,6 +73,11 @@ pub fn encode(stored: &Stored) -> [u8; RECORD_LEN] {
     let clocks = stored.clocks.unwrap_or(Clocks { reference: stored.lease_until, wall: i64::MIN });
     out[32..40].copy_from_slice(&clocks.reference.to_le_bytes());
     out[40..48].copy_from_slice(&clocks.wall.to_le_bytes());
+    if let Some(r) = stored.registry {
+        out[48..56].copy_from_slice(&r.epoch.to_le_bytes());
+        out[56..64].copy_from_slice(&r.floor.to_le_bytes());
+        out[64..72].copy_from_slice(&r.ceiling.to_le_bytes());
+    }
     out
 }
 
@@ -77,6 +86,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
     let corrupt = |detail: String| Error::StateCorrupt { detail: format!("WAL record: {detail}") };
     let expected = match data.first() {
         Some(1) => V1_LEN,
+        Some(2) => V2_LEN,
         Some(&VERSION) => RECORD_LEN,
         Some(v) => return Err(corrupt(format!("version {v} is not one of 1..{VERSION}"))),
         None => return Err(corrupt("empty".into())),
@@ -96,6 +106,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
         layout: StoredLayout { worker_bits, sequence_bits, epoch_ms: layout.epoch_ms(), worker_id },
         lease_until: word(24),
         clocks: (data[0] >= 2).then(|| Clocks { reference: word(32), wall: word(40) }),
+        registry: (data[0] >= 3).then(|| RegistryLease { epoch: word(48), floor: word(56), ceiling: word(64) }),
     })
 }
 
@@ -103,7 +114,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
 pub fn describe(stored: &Stored) -> String {
     let l = &stored.layout;
     format!(
-        "mark {} (tick {}{}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}",
+        "mark {} (tick {}{}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}{}",
         epoch::format_unix_ms(l.epoch_ms.saturating_add(stored.lease_until)),
         stored.lease_until,
         stored.clocks.map_or(String::new(), |c| format!(", reference tick {}", c.reference)),
@@ -111,6 +122,10 @@ pub fn describe(stored: &Stored) -> String {
         l.worker_bits,
         l.sequence_bits,
         epoch::format_unix_ms(l.epoch_ms),
+        stored.registry.map_or(String::new(), |r| format!(
+            "; registry lease epoch {}, ticks {} to {}",
+            r.epoch, r.floor, r.ceiling
+        )),
     )
 }
 
@@ -128,22 +143,29 @@ mod tests {
             },
             lease_until: 60_000_123,
             clocks: Some(Clocks { reference: 60_000_000, wall: 59_999_000 }),
+            registry: None,
         }
     }
 
     #[test]
     fn round_trip() {
+        assert_eq!(encode(&sample()).len(), 48, "without a registry lease: version 2, as before");
         assert_eq!(decode(&encode(&sample())), Ok(sample()));
+        let leased = Stored { registry: Some(RegistryLease { epoch: 3, floor: 5, ceiling: 30_005 }), ..sample() };
+        let record = encode(&leased);
+        assert_eq!((record[0], record.len()), (3, 72));
+        assert_eq!(decode(&record), Ok(leased));
+        assert!(matches!(decode(&record[..48]), Err(Error::StateCorrupt { .. })));
     }
 
     #[test]
     fn rejects_damage() {
         let good = encode(&sample());
-        let mut bad_version = good;
+        let mut bad_version = good.clone();
         bad_version[0] = 9;
-        let mut bad_bits = good;
+        let mut bad_bits = good.clone();
         bad_bits[1] = 20;
-        let mut bad_worker = good;
+        let mut bad_worker = good.clone();
         bad_worker[16..24].copy_from_slice(&5000i64.to_le_bytes());
         for data in [&good[..31], &good[..32], &bad_version[..], &bad_bits[..], &bad_worker[..], &[][..]] {
             assert!(matches!(decode(data), Err(Error::StateCorrupt { .. })), "{data:?}");

@@ -11,8 +11,25 @@ use crate::{epoch, Clocks, Error, Layout, StoredLayout};
 pub const FILE_NAME: &str = "snowflake_id.state";
 
 const HEADER: &str = "# snowflake_id generator state; written by the server, do not edit";
-/// Version 2 adds the reference clock; version 1 (0.2.0) files are still read.
-const VERSION: i64 = 2;
+/// Version 2 adds the reference clock, version 3 a registry lease; version
+/// 1 (0.2.0) and 2 files are still read, and a mark without a registry lease
+/// is still written as version 2 (without clocks, 1), which older builds read.
+const VERSION: i64 = 3;
+
+/// A worker id's lease from a registry, made durable with the mark: a
+/// restart within it goes on without the registry, and a promoted standby
+/// knows what its old primary held. The worker id is the layout's.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistryLease {
+    /// The registry's fencing token for this grant.
+    pub epoch: i64,
+    /// The first tick of the lease: above every ceiling granted before it.
+    pub floor: i64,
+    /// The last tick IDs may have: committed in the registry before it was
+    /// written here, so never above what the registry records.
+    pub ceiling: i64,
+}
 
 /// The content of the state file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +42,8 @@ pub struct Stored {
     /// lease rule measures new marks from the reference rather than from the
     /// mark. `None` in a mark written by 0.2.0.
     pub clocks: Option<Clocks>,
+    /// The worker id's lease when it comes from a registry.
+    pub registry: Option<RegistryLease>,
 }
 
 impl Stored {
@@ -33,15 +52,30 @@ impl Stored {
     /// version 1 file, which both 0.2.0 and this version read back as it was.
     pub fn render(&self) -> String {
         let l = &self.layout;
-        let version = if self.clocks.is_some() { VERSION } else { 1 };
+        let version = match (self.clocks, self.registry) {
+            (_, Some(_)) => VERSION,
+            (Some(_), None) => 2,
+            (None, None) => 1,
+        };
+        // Version 3 requires clocks; a lease replayed with a clock-less mark
+        // cannot happen (0.2.0 had no registry), but is written with the mark
+        // as its reference rather than dropped.
+        let clocks = match (self.clocks, self.registry) {
+            (None, Some(_)) => Some(Clocks { reference: self.lease_until, wall: self.lease_until }),
+            (clocks, _) => clocks,
+        };
         format!(
-            "{HEADER}\nversion={version}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n{}# lease until {}\n",
+            "{HEADER}\nversion={version}\nworker_bits={}\nsequence_bits={}\nepoch_ms={}\nworker_id={}\nlease_until_tick={}\n{}{}# lease until {}\n",
             l.worker_bits,
             l.sequence_bits,
             l.epoch_ms,
             l.worker_id,
             self.lease_until,
-            self.clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
+            clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
+            self.registry.map_or(String::new(), |r| format!(
+                "registry_lease_epoch={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\n",
+                r.epoch, r.floor, r.ceiling
+            )),
             epoch::format_unix_ms(l.epoch_ms.saturating_add(self.lease_until)),
         )
     }
@@ -68,6 +102,19 @@ impl Stored {
             _ if version >= 2 => return Err(corrupt("reference_tick or wall_tick is missing".into())),
             _ => None,
         };
+        let registry = match (
+            optional("registry_lease_epoch")?,
+            optional("registry_floor_tick")?,
+            optional("registry_ceiling_tick")?,
+        ) {
+            (Some(epoch), Some(floor), Some(ceiling)) if version >= 3 => Some(RegistryLease { epoch, floor, ceiling }),
+            (None, None, None) if version < 3 => None,
+            _ => {
+                return Err(corrupt(format!(
+                    "the registry lease is incomplete or unexpected in a version {version} file"
+                )))
+            }
+        };
         let (w, s) = (field("worker_bits")?, field("sequence_bits")?);
         let layout = Layout::new(w, s, field("epoch_ms")?).map_err(|e| corrupt(e.to_string()))?;
         let worker_id = field("worker_id")?;
@@ -81,6 +128,7 @@ impl Stored {
             },
             lease_until: field("lease_until_tick")?,
             clocks,
+            registry,
         })
     }
 }
@@ -174,6 +222,27 @@ mod tests {
             layout: StoredLayout { worker_bits: w, sequence_bits: s, epoch_ms, worker_id },
             lease_until,
             clocks: Some(Clocks { reference: lease_until - 1000, wall: lease_until - 1001 }),
+            registry: None,
+        }
+    }
+
+    #[test]
+    fn a_registry_lease_round_trips_as_a_version_3_file() {
+        let st = Stored {
+            registry: Some(RegistryLease { epoch: 4, floor: 100, ceiling: 30_100 }),
+            ..stored(10, 12, DEFAULT_EPOCH_MS, 7, 1_000)
+        };
+        let text = st.render();
+        assert!(text.contains("version=3\n") && text.contains("registry_ceiling_tick=30100\n"), "{text}");
+        assert_eq!(Stored::parse(&text), Ok(st));
+        // Without a lease, version 2 as before: 0.3.0 builds without a registry read it.
+        assert!(stored(10, 12, 0, 7, 5).render().contains("version=2\n"));
+        for damaged in [
+            text.replace("registry_floor_tick=100\n", ""),
+            text.replace("version=3", "version=2"),
+            text.replace("registry_lease_epoch=4", "registry_lease_epoch=four"),
+        ] {
+            assert!(matches!(Stored::parse(&damaged), Err(Error::StateCorrupt { .. })), "{damaged}");
         }
     }
 
@@ -220,7 +289,7 @@ mod tests {
     fn parse_rejects_damage() {
         let good = stored(10, 12, 0, 7, 5).render();
         let cases = [
-            good.replace("version=2", "version=3"),
+            good.replace("version=2", "version=4"),
             good.replace("reference_tick=-995", ""),
             good.replace("wall_tick=-996", ""),
             good.replace("reference_tick=-995", "reference_tick=x"),
