@@ -35,7 +35,7 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(code: Code, message: String, detail: Option<&str>, hint: Option<String>) -> Refusal {
+    pub fn new(code: Code, message: String, detail: Option<&str>, hint: Option<String>) -> Refusal {
         Refusal { code, message, detail: detail.map(str::to_string), hint }
     }
 

@@ -19,6 +19,8 @@ mod log_limit;
 mod mark_keeper;
 mod nextval;
 mod planner;
+mod registry;
+mod registry_client;
 mod shmem;
 mod spinlock;
 mod status;
@@ -53,6 +55,8 @@ pub extern "C-unwind" fn _PG_init() {
     errors::no_rust_backtraces_for_clients();
     shmem::init();
     guc::register(shmem::preloaded());
+    registry::register_settings(shmem::preloaded());
+    registry::decide_at_start(shmem::preloaded());
     guc::reserve_prefix();
     planner::install();
     if shmem::preloaded() {

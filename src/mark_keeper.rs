@@ -11,7 +11,7 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-use crate::{guc, nextval, shmem};
+use crate::{guc, nextval, registry, shmem};
 
 /// How often the keeper looks at the mark.
 const POLL: Duration = Duration::from_millis(100);
@@ -40,12 +40,15 @@ pub fn register() {
 pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     let settings = guc::Settings::get();
-    let (Ok(layout), Ok(worker_id)) = (&settings.layout, &settings.worker_id) else {
+    let fixed_worker_id = settings.worker_id.as_ref().ok().copied();
+    let (Ok(layout), true) = (&settings.layout, fixed_worker_id.is_some() || registry::used()) else {
         // snowflake_nextval() refuses to run with these settings (the start-up
         // WARNING says why, as does the status view): there is no mark to
         // keep. Exit code 0: not restarted.
         return;
     };
+    // With a registry the keeper also holds the worker id's lease.
+    let mut lease_keeper = registry::used().then(registry::Keeper::new);
     shmem::lock().keeper_pid = std::process::id() as i32;
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     let mut retry_at = Instant::now();
@@ -56,10 +59,15 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
             // SAFETY: the standard reload in a background worker's main loop.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
+        if let Some(keeper) = lease_keeper.as_mut() {
+            keeper.turn(layout, || !BackgroundWorker::sigterm_received());
+        }
         if Instant::now() < retry_at {
             continue;
         }
-        if let Err(e) = nextval::renew_if_due(layout, *worker_id) {
+        let worker_id = if registry::used() { nextval::leased_worker_id() } else { fixed_worker_id };
+        let Some(worker_id) = worker_id else { continue };
+        if let Err(e) = nextval::renew_if_due(layout, worker_id) {
             // Backends write the mark themselves when they need it, and fail
             // with the same error (58030) if it persists.
             nextval::warn_write_failure(&e);
@@ -70,6 +78,12 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // (someone killed it) exit code 1 makes it start the keeper again after
     // the restart interval, as it does for its own workers.
     shmem::lock().keeper_pid = 0;
+    if let Some(keeper) = lease_keeper.as_mut() {
+        // Any SIGTERM: at shutdown the next holder starts right above our
+        // last ID; if only the keeper was stopped, its successor takes a new
+        // lease within the restart interval (IDs pause until then).
+        keeper.release(layout);
+    }
     // SAFETY: ends this background worker process; nothing of ours is held.
     unsafe { pg_sys::proc_exit(1) };
 }

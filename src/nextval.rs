@@ -11,7 +11,7 @@
 use pgrx::bgworkers::BackgroundWorker;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::mark_record::Kind;
-use snowflake_id_core::state_file::{resume_clocks, resume_floor, Stored};
+use snowflake_id_core::state_file::{resume_clocks, resume_floor, RegistryLease, Stored};
 use snowflake_id_core::{epoch, Clocks, GeneratorState, Layout, Policy, Step, StoredLayout};
 
 use crate::clock::{now_unix_ms, sleep_on_latch};
@@ -20,7 +20,7 @@ use crate::errors::{
     core_refusal, io_refusal, not_preloaded_refusal, raise_core, raise_io, read_only_refusal, setting_refusal, Refusal,
 };
 use crate::log_limit::{self, Topic};
-use crate::{guc, shmem, wal};
+use crate::{guc, registry, shmem, wal};
 
 /// How far past the generator's position a durable mark reaches: after a
 /// crash the next ID is at most this far ahead of the last one issued.
@@ -53,8 +53,37 @@ fn settings() -> Result<(Layout, i64), Refusal> {
     }
     let settings = guc::Settings::get();
     let layout = *settings.layout.as_ref().map_err(setting_refusal)?;
+    if registry::used() {
+        return registry_worker_id(&layout).map(|w| (layout, w));
+    }
     let worker_id = *settings.worker_id.as_ref().map_err(setting_refusal)?;
     Ok((layout, worker_id))
+}
+
+/// The worker id of the registry lease in force, if any.
+pub fn leased_worker_id() -> Option<i64> {
+    let shared = shmem::lock();
+    shared.registry.lease.map(|_| shared.registry.worker_id)
+}
+
+/// With a registry, the worker id is the lease's: none until the mark keeper
+/// has one (a lost or expired lease still names its worker id; the
+/// generator's ceiling stops IDs past it).
+fn registry_worker_id(layout: &Layout) -> Result<i64, Refusal> {
+    let (lease, started) = {
+        let shared = shmem::lock();
+        (shared.registry, shared.generator.is_some())
+    };
+    match (lease.lease, started) {
+        (Some(_), _) => Ok(lease.worker_id),
+        // The first call after a start: a lease on disk is restored with the generator.
+        (None, false) if own_stored_lease(layout).is_some() => {
+            let (worker_id, _) = own_stored_lease(layout).expect("just seen");
+            start(layout, worker_id);
+            registry_worker_id(layout)
+        }
+        (None, _) => Err(registry::no_lease_refusal(&lease)),
+    }
 }
 
 const NEXTVAL: &str = "snowflake_nextval()";
@@ -176,9 +205,28 @@ fn start(layout: &Layout, worker_id: i64) {
             return;
         }
         let now_ms = now_unix_ms();
+        let own = if registry::used() { own_stored_lease(layout) } else { None };
         resumed(layout, worker_id, now_ms).map(|generator| {
             let mut guard = shmem::lock();
             guard.generator = Some(generator);
+            if registry::used() {
+                // The registry's worker ids come with a ceiling: the one on
+                // disk (a restart within its lease), else none until the
+                // keeper has a lease (the generator issues nothing).
+                if guard.registry.lease.is_none() {
+                    if let Some((worker_id, lease)) = own {
+                        guard.registry.lease = Some(lease);
+                        guard.registry.worker_id = worker_id;
+                        guard.registry.state = registry::State::Held;
+                    }
+                }
+                let lease = guard.registry.lease;
+                if let Some(g) = guard.generator.as_mut() {
+                    let ceiling = lease.map_or(-1, |l| l.ceiling);
+                    let floor = lease.map_or(0, |l| l.floor);
+                    g.enter_lease(layout, floor, ceiling, now_ms - layout.epoch_ms());
+                }
+            }
             guard.written_lease = generator.lease_until();
             guard.started_unix_ms = now_ms;
             generator.counters.largest_step_back_ms
@@ -195,11 +243,122 @@ fn start(layout: &Layout, worker_id: i64) {
 /// and the replayed mark; nothing is changed.
 fn resumed(layout: &Layout, worker_id: i64, now_ms: i64) -> Result<GeneratorState, ReadError> {
     layout.check_clock(now_ms).map_err(ReadError::Invalid)?;
-    let stored = Stored::later(durable::read()?, shmem::lock().replayed);
+    let stored = stored_mark()?;
     let now = now_ms - layout.epoch_ms();
     let floor = resume_floor(stored.as_ref(), layout, worker_id, now, guc::allow_layout_change())
         .map_err(ReadError::Invalid)?;
     Ok(GeneratorState::resume(layout, floor, resume_clocks(stored.as_ref(), layout), now))
+}
+
+/// The newest mark: the state file's, or one replayed from WAL that is later.
+fn stored_mark() -> Result<Option<Stored>, ReadError> {
+    Ok(Stored::later(durable::read()?, shmem::lock().replayed))
+}
+
+/// The registry lease on disk, with its worker id, if it is of this layout.
+/// One held on another timeline (the old primary's, replayed here before a
+/// promotion) is for asking the registry to hand it over, never for issuing.
+pub fn stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
+    let stored = stored_mark().ok().flatten()?;
+    (stored.layout.layout() == *layout).then_some(())?;
+    stored.registry.map(|lease| (stored.layout.worker_id, lease))
+}
+
+/// The lease on disk that this very server holds (same timeline): a restart
+/// within it goes on without the registry.
+fn own_stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
+    stored_lease(layout).filter(|(_, lease)| lease.timeline == registry::current_timeline())
+}
+
+/// A lease just granted by the registry: made durable with a mark at least
+/// one below its floor (so a restart resumes inside it), then used. A new
+/// worker id also moves the generator past the current tick, since IDs of
+/// another worker id in the same millisecond may sort below those issued.
+pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease) -> Result<(), String> {
+    if shmem::lock().generator.is_none() {
+        let generator = resumed(layout, worker_id, now_unix_ms()).map_err(|e| read_refusal(e).message)?;
+        let _io = shmem::state_io();
+        let mut shared = shmem::lock();
+        if shared.generator.is_none() {
+            shared.generator = Some(generator);
+            shared.written_lease = generator.lease_until();
+            shared.started_unix_ms = now_unix_ms();
+        }
+    }
+    let now = now_unix_ms().saturating_sub(layout.epoch_ms());
+    let lsn = {
+        let _io = shmem::state_io();
+        let (written, clocks, last, previous_worker) = {
+            let s = shmem::lock();
+            let g = s.generator.expect("started above");
+            (s.written_lease, g.clocks(), g.last_counter(), s.registry.lease.map(|_| s.registry.worker_id))
+        };
+        let floor = match previous_worker {
+            Some(w) if w != worker_id => lease.floor.max((last >> layout.sequence_bits()) + 1),
+            _ => lease.floor,
+        };
+        let stored = Stored {
+            layout: stored_layout(layout, worker_id),
+            lease_until: written.max(floor - 1),
+            clocks: Some(clocks),
+            registry: Some(RegistryLease { floor, ..lease }),
+        };
+        durable::write(&stored).map_err(|e| e.to_string())?;
+        let lsn = wal::log_mark(Kind::Mark, &stored);
+        let mut s = shmem::lock();
+        s.written_lease = stored.lease_until;
+        s.mark_lsn = lsn;
+        s.registry.lease = stored.registry;
+        s.registry.worker_id = worker_id;
+        if let Some(g) = s.generator.as_mut() {
+            g.enter_lease(layout, floor, lease.ceiling, now);
+            g.extend_lease(stored.lease_until);
+        }
+        lsn
+    };
+    // A promoted standby must know what its primary held before IDs under
+    // the lease are issued past the mark (those wait anyway, in reserve).
+    wal::wait_for_sync_standbys(lsn, Writer::Keeper.keep_waiting());
+    Ok(())
+}
+
+/// A renewal committed in the registry: the ceiling may rise now. On disk it
+/// rises with the next mark.
+pub fn raise_ceiling(layout: &Layout, ceiling: i64) {
+    let mut s = shmem::lock();
+    if let Some(lease) = s.registry.lease.as_mut() {
+        lease.ceiling = lease.ceiling.max(ceiling);
+    }
+    if let Some(g) = s.generator.as_mut() {
+        g.set_ceiling(layout, g.ceiling().max(ceiling));
+    }
+}
+
+/// A clean stop: the ceiling comes down to the last tick issued, here and
+/// on disk, before the registry is told (which lets the next holder start
+/// right above it). Returns that tick.
+pub fn close_lease(layout: &Layout) -> Option<i64> {
+    let _io = shmem::state_io();
+    let (last_tick, stored) = {
+        let mut s = shmem::lock();
+        let lease = s.registry.lease?;
+        let mut g = s.generator?;
+        g.set_ceiling(layout, -1);
+        s.generator = Some(g);
+        let last_tick = g.ceiling();
+        let closed = RegistryLease { ceiling: last_tick, ..lease };
+        s.registry.lease = Some(closed);
+        let stored = Stored {
+            layout: stored_layout(layout, s.registry.worker_id),
+            lease_until: s.written_lease,
+            clocks: Some(g.clocks()),
+            registry: Some(closed),
+        };
+        (last_tick, stored)
+    };
+    // Not WAL-logged: the server is stopping; the file is what a restart reads.
+    durable::write(&stored).ok()?;
+    Some(last_tick)
 }
 
 fn read_refusal(e: ReadError) -> Refusal {
@@ -305,7 +464,7 @@ fn reserve(
                 layout: stored_layout(layout, worker_id),
                 lease_until: target.max(written),
                 clocks: Some(clocks),
-                registry: None,
+                registry: shmem::lock().registry.lease,
             };
             let written = durable::write(&stored);
             let failure = written.as_ref().err().map(|e| shmem::ShortText::new(&e.to_string()));

@@ -44,6 +44,8 @@ pub struct Shared {
     /// the next attempt will most likely fail the same way, and the status
     /// view says so before a query finds out.
     pub write_failure: Option<ShortText>,
+    /// The worker id's lease from a registry, when one is used.
+    pub registry: crate::registry::Shared,
 }
 
 /// A message kept in shared memory, which holds no pointers: up to
@@ -65,6 +67,12 @@ impl ShortText {
         let mut bytes = [0; Self::CAPACITY];
         bytes[..len].copy_from_slice(&text.as_bytes()[..len]);
         ShortText { len: len as u16, bytes }
+    }
+}
+
+impl std::fmt::Debug for ShortText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_string())
     }
 }
 
@@ -105,6 +113,7 @@ pub fn init() {
             keeper_pid: 0,
             logged_unix_ms: [0; crate::log_limit::TOPICS],
             write_failure: None,
+            registry: crate::registry::Shared::new(),
         })
     );
     pg_shmem_init!(STATE_IO);

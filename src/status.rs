@@ -5,11 +5,12 @@ use pgrx::pgrx_sql_entity_graph::metadata::{
 };
 use pgrx::prelude::*;
 use snowflake_id_core::state_file::Stored;
+use snowflake_id_core::Layout;
 
 use crate::api::to_timestamptz;
 use crate::clock::now_unix_ms;
 use crate::nextval::{self, in_recovery};
-use crate::{durable, guc, shmem};
+use crate::{durable, guc, registry, shmem};
 
 type Ts = TimestampWithTimeZone;
 
@@ -91,11 +92,21 @@ fn snowflake_id_status() -> TableIterator<
         name!(mark_lsn, Option<Lsn>),
         name!(keeper_pid, Option<i32>),
         name!(problem, Option<String>),
+        name!(lease_state, String),
+        name!(lease_epoch, Option<i64>),
+        name!(lease_floor, Option<Ts>),
+        name!(lease_ceiling, Option<Ts>),
+        name!(lease_renewed_at, Option<Ts>),
+        name!(registry_error, Option<String>),
     ),
 > {
     let settings = guc::Settings::get();
     let layout = settings.layout.as_ref().ok().copied();
-    let worker_id = settings.worker_id.as_ref().ok().copied();
+    let lease = shmem::preloaded().then(|| shmem::lock().registry);
+    let worker_id = match lease {
+        Some(l) if registry::used() => l.lease.map(|_| l.worker_id),
+        _ => settings.worker_id.as_ref().ok().copied(),
+    };
     let now_ms = now_unix_ms();
     let problem = nextval::refusal().map(|r| r.summary());
     // Without the preload there is no shared memory to look at.
@@ -141,5 +152,26 @@ fn snowflake_id_status() -> TableIterator<
         shared.filter(|s| s.mark_lsn > 0).map(|s| Lsn(s.mark_lsn)),
         shared.and_then(|s| live_pid(s.keeper_pid)),
         problem,
+        lease_state(lease, layout, now_ms).name().to_string(),
+        lease.and_then(|l| l.lease).map(|l| l.epoch),
+        layout.zip(lease.and_then(|l| l.lease)).map(|(lay, l)| to_timestamptz(lay.epoch_ms() + l.floor)),
+        layout.zip(lease.and_then(|l| l.lease)).map(|(lay, l)| to_timestamptz(lay.epoch_ms() + l.ceiling)),
+        lease.filter(|l| l.renewed_unix_ms > 0).map(|l| to_timestamptz(l.renewed_unix_ms)),
+        lease.and_then(|l| l.error).map(|e| e.to_string()),
     ))
+}
+
+/// Where the lease stands for a DBA: as the keeper left it, but a held
+/// lease whose ceiling the clock has passed is expired (IDs stop there).
+fn lease_state(lease: Option<registry::Shared>, layout: Option<Layout>, now_ms: i64) -> registry::State {
+    use registry::State;
+    match (registry::used(), lease) {
+        (false, _) | (_, None) => State::None,
+        (true, Some(l)) => match (l.state, l.lease, layout) {
+            (State::Lost, _, _) => State::Lost,
+            (_, None, _) => State::Acquiring,
+            (_, Some(held), Some(layout)) if held.ceiling < now_ms - layout.epoch_ms() => State::Expired,
+            _ => State::Held,
+        },
+    }
 }

@@ -50,13 +50,13 @@ impl Kind {
 }
 
 /// Version 2 (48 bytes) appends the reference and wall clocks, version 3
-/// (72 bytes) a registry lease (epoch, floor, ceiling); 0.2.0 wrote version
+/// (80 bytes) a registry lease (epoch, floor, ceiling, timeline); 0.2.0 wrote version
 /// 1 (32 bytes), which redo still reads after an upgrade. A mark without a
 /// registry lease is still written as version 2.
 const VERSION: u8 = 3;
 const V1_LEN: usize = 32;
 const V2_LEN: usize = 48;
-pub const RECORD_LEN: usize = 72;
+pub const RECORD_LEN: usize = 80;
 
 /// Serialises a mark: version, bits, padding, epoch, worker id, lease,
 /// reference, wall, and with a registry lease its epoch, floor, ceiling. A
@@ -77,6 +77,7 @@ pub fn encode(stored: &Stored) -> Vec<u8> {
         out[48..56].copy_from_slice(&r.epoch.to_le_bytes());
         out[56..64].copy_from_slice(&r.floor.to_le_bytes());
         out[64..72].copy_from_slice(&r.ceiling.to_le_bytes());
+        out[72..80].copy_from_slice(&r.timeline.to_le_bytes());
     }
     out
 }
@@ -106,7 +107,12 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
         layout: StoredLayout { worker_bits, sequence_bits, epoch_ms: layout.epoch_ms(), worker_id },
         lease_until: word(24),
         clocks: (data[0] >= 2).then(|| Clocks { reference: word(32), wall: word(40) }),
-        registry: (data[0] >= 3).then(|| RegistryLease { epoch: word(48), floor: word(56), ceiling: word(64) }),
+        registry: (data[0] >= 3).then(|| RegistryLease {
+            epoch: word(48),
+            floor: word(56),
+            ceiling: word(64),
+            timeline: word(72),
+        }),
     })
 }
 
@@ -151,9 +157,10 @@ mod tests {
     fn round_trip() {
         assert_eq!(encode(&sample()).len(), 48, "without a registry lease: version 2, as before");
         assert_eq!(decode(&encode(&sample())), Ok(sample()));
-        let leased = Stored { registry: Some(RegistryLease { epoch: 3, floor: 5, ceiling: 30_005 }), ..sample() };
+        let leased =
+            Stored { registry: Some(RegistryLease { epoch: 3, floor: 5, ceiling: 30_005, timeline: 1 }), ..sample() };
         let record = encode(&leased);
-        assert_eq!((record[0], record.len()), (3, 72));
+        assert_eq!((record[0], record.len()), (3, 80));
         assert_eq!(decode(&record), Ok(leased));
         assert!(matches!(decode(&record[..48]), Err(Error::StateCorrupt { .. })));
     }

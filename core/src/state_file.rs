@@ -29,6 +29,11 @@ pub struct RegistryLease {
     /// The last tick IDs may have: committed in the registry before it was
     /// written here, so never above what the registry records.
     pub ceiling: i64,
+    /// The timeline of the server that holds it. A promoted standby (or a
+    /// point-in-time restore) runs on a later timeline and must take the
+    /// worker id over in the registry before issuing: its old primary may
+    /// still be running under this very lease.
+    pub timeline: i64,
 }
 
 /// The content of the state file.
@@ -73,8 +78,8 @@ impl Stored {
             self.lease_until,
             clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
             self.registry.map_or(String::new(), |r| format!(
-                "registry_lease_epoch={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\n",
-                r.epoch, r.floor, r.ceiling
+                "registry_lease_epoch={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\nregistry_timeline={}\n",
+                r.epoch, r.floor, r.ceiling, r.timeline
             )),
             epoch::format_unix_ms(l.epoch_ms.saturating_add(self.lease_until)),
         )
@@ -106,9 +111,12 @@ impl Stored {
             optional("registry_lease_epoch")?,
             optional("registry_floor_tick")?,
             optional("registry_ceiling_tick")?,
+            optional("registry_timeline")?,
         ) {
-            (Some(epoch), Some(floor), Some(ceiling)) if version >= 3 => Some(RegistryLease { epoch, floor, ceiling }),
-            (None, None, None) if version < 3 => None,
+            (Some(epoch), Some(floor), Some(ceiling), Some(timeline)) if version >= 3 => {
+                Some(RegistryLease { epoch, floor, ceiling, timeline })
+            }
+            (None, None, None, None) if version < 3 => None,
             _ => {
                 return Err(corrupt(format!(
                     "the registry lease is incomplete or unexpected in a version {version} file"
@@ -229,7 +237,7 @@ mod tests {
     #[test]
     fn a_registry_lease_round_trips_as_a_version_3_file() {
         let st = Stored {
-            registry: Some(RegistryLease { epoch: 4, floor: 100, ceiling: 30_100 }),
+            registry: Some(RegistryLease { epoch: 4, floor: 100, ceiling: 30_100, timeline: 2 }),
             ..stored(10, 12, DEFAULT_EPOCH_MS, 7, 1_000)
         };
         let text = st.render();

@@ -1,0 +1,252 @@
+//! A connection to the worker id registry: libpq, non-blocking, every wait
+//! on this process's latch and the connection's socket.
+//!
+//! PostgreSQL 15 has no `libpq-be-fe-helpers.h`, so this is the pattern
+//! dblink and postgres_fdw follow by hand: `PQconnectStartParams` and
+//! `PQconnectPoll`, `PQsendQueryParams`, `PQconsumeInput` and `PQisBusy`,
+//! and in between `WaitLatchOrSocket`, so that a signal (SIGTERM for the
+//! mark keeper, a cancel for a backend) or postmaster death ends any wait at
+//! once, and every call has a deadline. No thread is started; nothing blocks
+//! the process in libpq. libpq itself (not a Rust client) so that the
+//! registry's connection string means what it means to every PostgreSQL
+//! tool: several hosts with `target_session_attrs=read-write`, service
+//! files, `.pgpass`, TLS settings.
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use pgrx::pg_sys;
+use pq_sys as pq;
+
+/// Why a call to the registry did not return rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The registry answered with an error: a refusal to act on (a lost
+    /// lease, a worker id held by another node) or a problem to report.
+    Refused { sqlstate: String, message: String, detail: Option<String>, hint: Option<String> },
+    /// No answer: cannot connect, the connection broke, or the deadline passed.
+    Unreachable(String),
+    /// The caller was asked to stop (SIGTERM, say) while waiting.
+    Stopped,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Refused { sqlstate, message, .. } => write!(f, "{sqlstate}: {message}"),
+            Failure::Unreachable(why) => write!(f, "the registry is unreachable: {why}"),
+            Failure::Stopped => write!(f, "stopped while waiting for the registry"),
+        }
+    }
+}
+
+/// Decides, whenever the latch is set, whether to keep waiting: the mark
+/// keeper checks for SIGTERM; a backend runs CHECK_FOR_INTERRUPTS (which
+/// raises on a cancel).
+pub type KeepGoing = fn() -> bool;
+
+/// An open connection; closed when dropped.
+pub struct Connection {
+    conn: *mut pq::PGconn,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // SAFETY: conn came from PQconnectStartParams and is finished once.
+        unsafe { pq::PQfinish(self.conn) };
+    }
+}
+
+/// libpq's message for the connection, trimmed.
+fn connection_error(conn: *const pq::PGconn) -> String {
+    // SAFETY: PQerrorMessage returns a string owned by the connection, or NULL.
+    let text = unsafe { pq::PQerrorMessage(conn) };
+    if text.is_null() {
+        return "unknown error".into();
+    }
+    // SAFETY: a NUL-terminated string that lives as long as the connection.
+    unsafe { CStr::from_ptr(text) }.to_string_lossy().trim().to_string()
+}
+
+/// Waits until the connection's socket is ready (readable, or writable with
+/// `write`), the latch is set, or the deadline passes.
+fn wait_socket(conn: *const pq::PGconn, write: bool, deadline: Instant, keep_going: KeepGoing) -> Result<(), Failure> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Failure::Unreachable("timed out".into()));
+        }
+        // SAFETY: PQsocket of a live connection.
+        let socket = unsafe { pq::PQsocket(conn) };
+        if socket < 0 {
+            return Err(Failure::Unreachable(connection_error(conn)));
+        }
+        let ready = if write { pg_sys::WL_SOCKET_WRITEABLE } else { pg_sys::WL_SOCKET_READABLE };
+        let events = pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH | ready;
+        // SAFETY: MyLatch is this process's latch; socket is libpq's open socket.
+        let fired = unsafe {
+            pg_sys::WaitLatchOrSocket(
+                pg_sys::MyLatch,
+                events as c_int,
+                socket as _,
+                left.as_millis().clamp(1, i32::MAX as u128) as _,
+                pg_sys::PG_WAIT_EXTENSION,
+            )
+        } as u32;
+        if fired & pg_sys::WL_LATCH_SET != 0 {
+            // SAFETY: resetting our own latch after it fired.
+            unsafe { pg_sys::ResetLatch(pg_sys::MyLatch) };
+            if !keep_going() {
+                return Err(Failure::Stopped);
+            }
+        }
+        if fired & ready != 0 {
+            return Ok(());
+        }
+    }
+}
+
+impl Connection {
+    /// Connects to `conninfo` (a connection string or URI, as libpq takes
+    /// it) within `timeout`. `application_name` is what the registry's
+    /// `pg_stat_activity` shows, unless the string sets one.
+    pub fn open(
+        conninfo: &str,
+        application_name: &str,
+        timeout: Duration,
+        keep_going: KeepGoing,
+    ) -> Result<Connection, Failure> {
+        let deadline = Instant::now() + timeout;
+        let text = |s: &str| CString::new(s).map_err(|_| Failure::Unreachable("a NUL byte in the settings".into()));
+        let (dbname, app) = (text(conninfo)?, text(application_name)?);
+        let keys = [c"dbname".as_ptr(), c"fallback_application_name".as_ptr(), ptr::null()];
+        let values = [dbname.as_ptr(), app.as_ptr(), ptr::null()];
+        // SAFETY: NULL-terminated arrays of NUL-terminated strings that outlive
+        // the call; expand_dbname = 1 reads `dbname` as a connection string.
+        let conn = unsafe { pq::PQconnectStartParams(keys.as_ptr(), values.as_ptr(), 1) };
+        if conn.is_null() {
+            return Err(Failure::Unreachable("out of memory".into()));
+        }
+        let connection = Connection { conn };
+        // SAFETY: conn is live until `connection` drops.
+        if unsafe { pq::PQstatus(conn) } == pq::ConnStatusType::CONNECTION_BAD {
+            return Err(Failure::Unreachable(connection_error(conn)));
+        }
+        loop {
+            // SAFETY: polling a connection started above.
+            match unsafe { pq::PQconnectPoll(conn) } {
+                pq::PostgresPollingStatusType::PGRES_POLLING_OK => break,
+                pq::PostgresPollingStatusType::PGRES_POLLING_READING => wait_socket(conn, false, deadline, keep_going)?,
+                pq::PostgresPollingStatusType::PGRES_POLLING_WRITING => wait_socket(conn, true, deadline, keep_going)?,
+                _ => return Err(Failure::Unreachable(connection_error(conn))),
+            }
+        }
+        // SAFETY: a connected connection; nonblocking mode makes PQsendQuery
+        // and PQflush never wait on the socket themselves.
+        if unsafe { pq::PQsetnonblocking(conn, 1) } != 0 {
+            return Err(Failure::Unreachable(connection_error(conn)));
+        }
+        Ok(connection)
+    }
+
+    /// Runs one statement with text parameters within `timeout`; returns its
+    /// rows as text. A statement of several results (none here) keeps the last.
+    pub fn query(
+        &mut self,
+        sql: &str,
+        params: &[Option<String>],
+        timeout: Duration,
+        keep_going: KeepGoing,
+    ) -> Result<Vec<Vec<Option<String>>>, Failure> {
+        let deadline = Instant::now() + timeout;
+        let conn = self.conn;
+        let sql = CString::new(sql).map_err(|_| Failure::Unreachable("a NUL byte in the statement".into()))?;
+        let owned: Vec<Option<CString>> = params
+            .iter()
+            .map(|p| p.as_deref().map(CString::new).transpose())
+            .collect::<Result<_, _>>()
+            .map_err(|_| Failure::Unreachable("a NUL byte in a parameter".into()))?;
+        let values: Vec<*const c_char> = owned.iter().map(|p| p.as_ref().map_or(ptr::null(), |c| c.as_ptr())).collect();
+        // SAFETY: sql and values live until the call returns; NULL types,
+        // lengths and formats mean text parameters and a text result.
+        let sent = unsafe {
+            pq::PQsendQueryParams(
+                conn,
+                sql.as_ptr(),
+                values.len() as c_int,
+                ptr::null(),
+                values.as_ptr(),
+                ptr::null(),
+                ptr::null(),
+                0,
+            )
+        };
+        if sent == 0 {
+            return Err(Failure::Unreachable(connection_error(conn)));
+        }
+        loop {
+            // SAFETY: flushing the query just sent; 1 means "call again when writable".
+            match unsafe { pq::PQflush(conn) } {
+                0 => break,
+                1 => wait_socket(conn, true, deadline, keep_going)?,
+                _ => return Err(Failure::Unreachable(connection_error(conn))),
+            }
+        }
+        let mut outcome = Err(Failure::Unreachable("no result".into()));
+        loop {
+            // SAFETY: reading what has arrived; PQisBusy says whether
+            // PQgetResult would block.
+            unsafe {
+                if pq::PQconsumeInput(conn) == 0 {
+                    return Err(Failure::Unreachable(connection_error(conn)));
+                }
+                if pq::PQisBusy(conn) != 0 {
+                    wait_socket(conn, false, deadline, keep_going)?;
+                    continue;
+                }
+                let result = pq::PQgetResult(conn);
+                if result.is_null() {
+                    return outcome;
+                }
+                outcome = read_result(result);
+                pq::PQclear(result);
+            }
+        }
+    }
+}
+
+/// The rows of a result, or the error it carries.
+///
+/// # Safety
+/// `result` is a live result of this module's connection.
+unsafe fn read_result(result: *mut pq::PGresult) -> Result<Vec<Vec<Option<String>>>, Failure> {
+    let field = |code: u8| {
+        // SAFETY: a field of a live result, or NULL.
+        let text = unsafe { pq::PQresultErrorField(result, code as c_int) };
+        // SAFETY: NUL-terminated, owned by the result.
+        (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    };
+    match pq::PQresultStatus(result) {
+        pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK => {
+            let (rows, columns) = (pq::PQntuples(result), pq::PQnfields(result));
+            Ok((0..rows)
+                .map(|r| {
+                    (0..columns)
+                        .map(|c| {
+                            (pq::PQgetisnull(result, r, c) == 0)
+                                .then(|| CStr::from_ptr(pq::PQgetvalue(result, r, c)).to_string_lossy().into_owned())
+                        })
+                        .collect()
+                })
+                .collect())
+        }
+        pq::ExecStatusType::PGRES_FATAL_ERROR => Err(Failure::Refused {
+            sqlstate: field(pq::PG_DIAG_SQLSTATE).unwrap_or_else(|| "XX000".into()),
+            message: field(pq::PG_DIAG_MESSAGE_PRIMARY).unwrap_or_default(),
+            detail: field(pq::PG_DIAG_MESSAGE_DETAIL),
+            hint: field(pq::PG_DIAG_MESSAGE_HINT),
+        }),
+        other => Err(Failure::Unreachable(format!("unexpected result status {other:?}"))),
+    }
+}
