@@ -22,6 +22,7 @@ mod planner;
 mod shmem;
 mod spinlock;
 mod status;
+mod wait_event;
 mod wal;
 
 ::pgrx::pg_module_magic!();

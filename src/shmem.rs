@@ -40,6 +40,10 @@ pub struct Shared {
     pub keeper_pid: i32,
     /// When the last rate-limited log line of each topic was sent (Unix ms).
     pub logged_unix_ms: [i64; crate::log_limit::TOPICS],
+    /// Since when (Unix ms) IDs wait for synchronous standbys, 0 if they do
+    /// not, and when a waiter last said it still waits (see `wal.rs`).
+    pub standby_wait_since_unix_ms: i64,
+    pub standby_wait_seen_unix_ms: i64,
 }
 
 // SAFETY: plain old data with no pointers.
@@ -72,6 +76,8 @@ pub fn init() {
             replayed: None,
             keeper_pid: 0,
             logged_unix_ms: [0; crate::log_limit::TOPICS],
+            standby_wait_since_unix_ms: 0,
+            standby_wait_seen_unix_ms: 0,
         })
     );
     pg_shmem_init!(STATE_IO);

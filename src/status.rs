@@ -92,6 +92,7 @@ fn snowflake_id_status() -> TableIterator<
         name!(mark_lsn, Option<Lsn>),
         name!(keeper_pid, Option<i32>),
         name!(problem, Option<String>),
+        name!(sync_standby_wait_since, Option<Ts>),
     ),
 > {
     let settings = guc::Settings::get();
@@ -142,6 +143,7 @@ fn snowflake_id_status() -> TableIterator<
         shared.filter(|s| s.mark_lsn > 0).map(|s| Lsn(s.mark_lsn)),
         shared.and_then(|s| live_pid(s.keeper_pid)),
         problem,
+        shared.and_then(|s| crate::wal::standby_wait_since(&s, now_ms)).map(to_timestamptz),
     ))
 }
 
