@@ -2,7 +2,8 @@
 # Installs what building, testing and running snowflake_id needs on Debian 12
 # as root, skipping whatever is already there: PostgreSQL 15 and its server
 # headers, libclang (pgrx's bindgen), sudo (cargo pgrx test --runas),
-# libfaketime (clock-step tests), procps (pgrep, for the crash test),
+# libfaketime (clock-step tests), procps (pgrep, for the crash test), strace
+# (slows the mark's fsync in the wait event test),
 # pg_partman (the partitioning test), cargo-pgrx 0.18.0, and the servers of
 # PostgreSQL 16, 17 and 18 (scripts/pg_servers.sh).
 set -euo pipefail
@@ -31,7 +32,7 @@ if [ "$(printf '%s\n%s\n' "$RUST_NEEDED" "${rust_version%%-*}" | sort -V | head 
     rust_missing "rustc $rust_version is too old."
 fi
 # libpq-dev: the mark keeper talks to a worker id registry through libpq (pq-sys links it).
-PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq-dev sudo libfaketime faketime procps postgresql-15-partman)
+PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq-dev sudo libfaketime faketime procps strace postgresql-15-partman)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

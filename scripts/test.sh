@@ -21,8 +21,9 @@ ALL_MAJORS="15 16 17 18"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
 FULL_MAJORS=${FULL_MAJORS:-"15 18"}
 # On 16 and 17: generation, restarts and crashes, replication and failover,
-# the upgrade from 0.1.0, and how close IDs stay to the clock.
-SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy)
+# the upgrade from 0.1.0, how close IDs stay to the clock, and what monitoring
+# sees (wait events differ by major).
+SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy monitoring)
 export PG_MAJORS
 
 started=$SECONDS

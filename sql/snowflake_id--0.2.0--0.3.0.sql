@@ -246,7 +246,60 @@ AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
 REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 
 -- ============================================================================
--- 3. The worker id registry (sql/registry.sql, the same text): the tables,
+-- 3. snowflake_id_status gains sync_standby_wait_since: since when IDs have
+--    waited for synchronous standbys to flush the durable mark (NULL when
+--    nothing waits), and the worker id's registry lease (lease_state,
+--    lease_epoch, lease_floor, lease_ceiling, lease_renewed_at,
+--    registry_error). A new result type, so the function and its view are
+--    recreated, with the same comment and grant as a fresh install.
+-- ============================================================================
+
+DROP VIEW snowflake_id_status;
+DROP FUNCTION snowflake_id_status();
+CREATE  FUNCTION "snowflake_id_status"() RETURNS TABLE (
+	"worker_id" bigint,  /* Option < i64 > */
+	"worker_bits" INT,  /* Option < i32 > */
+	"sequence_bits" INT,  /* Option < i32 > */
+	"epoch" timestamp with time zone,  /* Option < Ts > */
+	"started_at" timestamp with time zone,  /* Option < Ts > */
+	"last_id" bigint,  /* Option < i64 > */
+	"logical_clock" timestamp with time zone,  /* Option < Ts > */
+	"wall_clock" timestamp with time zone,  /* Ts */
+	"drift_ms" bigint,  /* Option < i64 > */
+	"durable_mark" timestamp with time zone,  /* Option < Ts > */
+	"max_drift_ms" bigint,  /* i64 */
+	"ids_issued" bigint,  /* i64 */
+	"ms_borrowed" bigint,  /* i64 */
+	"waits" bigint,  /* i64 */
+	"clock_steps_back" bigint,  /* i64 */
+	"largest_step_back_ms" bigint,  /* i64 */
+	"mark_writes" bigint,  /* i64 */
+	"mark_writes_by_keeper" bigint,  /* i64 */
+	"in_recovery" bool,  /* bool */
+	"mark_lsn" pg_lsn,  /* Option < Lsn > */
+	"keeper_pid" INT,  /* Option < i32 > */
+	"problem" TEXT,  /* Option < String > */
+	"sync_standby_wait_since" timestamp with time zone,  /* Option < Ts > */
+	"lease_state" TEXT,  /* String */
+	"lease_epoch" bigint,  /* Option < i64 > */
+	"lease_floor" timestamp with time zone,  /* Option < Ts > */
+	"lease_ceiling" timestamp with time zone,  /* Option < Ts > */
+	"lease_renewed_at" timestamp with time zone,  /* Option < Ts > */
+	"registry_error" TEXT  /* Option < String > */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_id_status_wrapper';
+
+-- The generator's state as a view, for monitoring: SELECT * FROM snowflake_id_status;
+CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_status();
+COMMENT ON VIEW snowflake_id_status IS
+    'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
+-- Readable by every role, like PostgreSQL's own statistics views.
+GRANT SELECT ON snowflake_id_status TO PUBLIC;
+
+-- ============================================================================
+-- 4. The worker id registry (sql/registry.sql, the same text): the tables,
 --    functions and view a registry database serves to a fleet of nodes.
 -- ============================================================================
 

@@ -3,6 +3,8 @@
 
 use pgrx::pg_sys;
 
+use crate::wait_event::{self, Wait};
+
 /// Wall clock in Unix milliseconds, from `clock_gettime(CLOCK_REALTIME)`
 /// called through libc (so libfaketime shifts it in tests like every other
 /// reader). Called directly rather than through `SystemTime`, whose checks
@@ -16,15 +18,16 @@ pub fn now_unix_ms() -> i64 {
 }
 
 /// Sleeps on the process latch for up to `ms` (a signal that sets the
-/// latch, such as a cancel, ends it early; postmaster death ends the process).
-pub fn sleep_on_latch(ms: i64) {
+/// latch, such as a cancel, ends it early; postmaster death ends the process),
+/// showing `wait` in `pg_stat_activity` meanwhile.
+pub fn sleep_on_latch(ms: i64, wait: Wait) {
     // SAFETY: MyLatch is this process's latch.
     unsafe {
         pg_sys::WaitLatch(
             pg_sys::MyLatch,
             (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
             ms as _,
-            pg_sys::PG_WAIT_EXTENSION,
+            wait_event::info(wait),
         );
         pg_sys::ResetLatch(pg_sys::MyLatch);
     }

@@ -73,6 +73,8 @@ impl std::fmt::Display for WriteError {
 /// Replaces the state file durably. Called with the state LWLock held, never
 /// with the spinlock.
 pub fn write(stored: &Stored) -> Result<(), WriteError> {
+    // The fsyncs are what a DBA would see this call wait on.
+    let _wait = crate::wait_event::report(crate::wait_event::Wait::MarkSync);
     let dir = data_dir();
     let tmp = dir.join(format!("{FILE_NAME}.tmp"));
     fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {

@@ -24,6 +24,7 @@ mod registry_client;
 mod shmem;
 mod spinlock;
 mod status;
+mod wait_event;
 mod wal;
 
 ::pgrx::pg_module_magic!();

@@ -27,9 +27,12 @@ pub fn register() {
         .set_type("snowflake_id mark keeper")
         .set_library("snowflake_id")
         .set_function("snowflake_id_mark_keeper_main")
-        .enable_shmem_access(None)
+        // Shared memory, and a connection to no database (see the main
+        // function) so that pg_stat_activity lists it.
+        .enable_spi_access()
         // Only where IDs are issued: a standby's mark comes from WAL, and the
-        // postmaster starts the keeper when a standby is promoted.
+        // postmaster starts the keeper when a standby is promoted. (A worker
+        // with a connection cannot start earlier anyway.)
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(Duration::from_secs(5)))
         .load();
@@ -39,6 +42,11 @@ pub fn register() {
 #[no_mangle]
 pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    // Connected to no database, like PostgreSQL's logical replication
+    // launcher: it then has a row in pg_stat_activity (backend_type
+    // "snowflake_id mark keeper", and the wait event while it waits for a
+    // standby), and pg_terminate_backend() reaches it. It reads no catalog.
+    BackgroundWorker::connect_worker_to_spi(None, None);
     let settings = guc::Settings::get();
     let fixed_worker_id = settings.worker_id.as_ref().ok().copied();
     let (Ok(layout), true) = (&settings.layout, fixed_worker_id.is_some() || registry::used()) else {

@@ -572,7 +572,7 @@ pub fn warn_write_failure(e: &WriteError) {
 /// postmaster death end the wait at once. Sleeps no longer than the core
 /// counts as one step of the reference clock while the wall clock is behind.
 fn wait_ms(ms: i64) {
-    sleep_on_latch(ms.clamp(1, snowflake_id_core::generator::MAX_SKEWED_ADVANCE_MS));
+    sleep_on_latch(ms.clamp(1, snowflake_id_core::generator::MAX_SKEWED_ADVANCE_MS), crate::wait_event::Wait::MaxDrift);
     crate::errors::check_for_interrupts();
 }
 

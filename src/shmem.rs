@@ -40,6 +40,10 @@ pub struct Shared {
     pub keeper_pid: i32,
     /// When the last rate-limited log line of each topic was sent (Unix ms).
     pub logged_unix_ms: [i64; crate::log_limit::TOPICS],
+    /// Since when (Unix ms) IDs wait for synchronous standbys, 0 if they do
+    /// not, and when a waiter last said it still waits (see `wal.rs`).
+    pub standby_wait_since_unix_ms: i64,
+    pub standby_wait_seen_unix_ms: i64,
     /// Why the last attempt to write the mark failed, until one succeeds:
     /// the next attempt will most likely fail the same way, and the status
     /// view says so before a query finds out.
@@ -112,6 +116,8 @@ pub fn init() {
             replayed: None,
             keeper_pid: 0,
             logged_unix_ms: [0; crate::log_limit::TOPICS],
+            standby_wait_since_unix_ms: 0,
+            standby_wait_seen_unix_ms: 0,
             write_failure: None,
             registry: crate::registry::Shared::new(),
         })

@@ -18,7 +18,8 @@ use pgrx::prelude::*;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::state_file::Stored;
 
-use crate::{clock, durable, errors, guc};
+use crate::wait_event::Wait;
+use crate::{clock, durable, errors, guc, shmem};
 
 /// The resource manager's name, as `pg_get_wal_resource_managers()` and
 /// `pg_walinspect` show it.
@@ -156,19 +157,54 @@ pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -
     let mut warned = false;
     loop {
         match sync_standbys() {
-            None => return true,
-            Some(flushed) if flushed >= lsn => return true,
-            Some(_) => {}
+            Some(flushed) if flushed < lsn => {}
+            _ => {
+                standby_wait_over(lsn);
+                return true;
+            }
         }
+        still_waiting_for_standbys();
         if !warned && started.elapsed() >= STANDBY_WAIT_WARNING_AFTER {
             warned = true;
             warn_standby_wait(lsn);
         }
-        clock::sleep_on_latch(1);
+        clock::sleep_on_latch(1, Wait::SyncStandby);
         if !keep_waiting() {
             return false;
         }
     }
+}
+
+/// A waiter that has not said it still waits for this long (ms) no longer
+/// counts: it was cancelled, timed out or ended with a FATAL, none of which
+/// passes through [`standby_wait_over`].
+const STANDBY_WAITER_GONE_AFTER_MS: i64 = 1000;
+
+/// Keeps the status view's `sync_standby_wait_since`: set by the first
+/// waiter, kept while any waiter goes on (so that a client retrying after
+/// statement_timeout sees how long IDs have been stopped, not its own wait).
+fn still_waiting_for_standbys() {
+    let now = clock::now_unix_ms();
+    let mut shared = shmem::lock();
+    if shared.standby_wait_since_unix_ms == 0 || now - shared.standby_wait_seen_unix_ms > STANDBY_WAITER_GONE_AFTER_MS {
+        shared.standby_wait_since_unix_ms = now;
+    }
+    shared.standby_wait_seen_unix_ms = now;
+}
+
+/// The standbys have WAL up to `lsn`: unless a later mark was written
+/// meanwhile (its writer still waits), nothing waits for them any more.
+fn standby_wait_over(lsn: pg_sys::XLogRecPtr) {
+    let mut shared = shmem::lock();
+    if shared.standby_wait_since_unix_ms != 0 && lsn >= shared.mark_lsn {
+        shared.standby_wait_since_unix_ms = 0;
+    }
+}
+
+/// Since when (Unix ms) IDs have waited for synchronous standbys, if they do.
+pub fn standby_wait_since(shared: &shmem::Shared, now_unix_ms: i64) -> Option<i64> {
+    let since = shared.standby_wait_since_unix_ms;
+    (since != 0 && now_unix_ms - shared.standby_wait_seen_unix_ms <= STANDBY_WAITER_GONE_AFTER_MS).then_some(since)
 }
 
 /// A wait for synchronous standbys longer than this is logged (IDs have
