@@ -124,7 +124,7 @@ pub fn refusal() -> Option<Refusal> {
     let mut confirm = None;
     loop {
         match generator.next(&layout, now, policy(), confirm) {
-            Err(e) => return Some(core_refusal(&e)),
+            Err(e) => return Some(step_refusal(&layout, &e)),
             Ok(d) => match d.step {
                 Step::Recheck { seen } if confirm.is_none() => confirm = Some(seen),
                 Step::NeedLease { .. } => return write_failure.map(|f| io_refusal(f.to_string())),
@@ -178,7 +178,7 @@ pub fn next_id() -> i64 {
             start(&layout, worker_id);
             continue;
         };
-        let decision = decision.unwrap_or_else(|e| raise_core(&e));
+        let decision = decision.unwrap_or_else(|e| step_refusal(&layout, &e).raise());
         if decision.stepped_back_ms > 0 {
             warn_step_back(decision.stepped_back_ms, false);
         }
@@ -359,6 +359,17 @@ pub fn close_lease(layout: &Layout) -> Option<i64> {
     // Not WAL-logged: the server is stopping; the file is what a restart reads.
     durable::write(&stored).ok()?;
     Some(last_tick)
+}
+
+/// What a refused step of the generator says: a ceiling reached is about
+/// the registry lease, with what the keeper knows of it.
+fn step_refusal(layout: &Layout, e: &snowflake_id_core::Error) -> Refusal {
+    match e {
+        snowflake_id_core::Error::CeilingReached { ceiling } => {
+            registry::ceiling_refusal(&shmem::lock().registry, layout.epoch_ms().saturating_add(*ceiling))
+        }
+        other => core_refusal(other),
+    }
 }
 
 fn read_refusal(e: ReadError) -> Refusal {

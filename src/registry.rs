@@ -239,7 +239,9 @@ impl Keeper {
         let shared = shmem::lock().registry;
         let now = clock::now_unix_ms().saturating_sub(layout.epoch_ms());
         let outcome = match (shared.state, shared.lease) {
-            (State::Lost, _) => return false,
+            // Lost: ask for a worker id again (with a number, it stays
+            // refused while the new holder is live; with auto, another one).
+            (State::Lost, _) => self.acquire(layout, now, keep_going),
             (State::Held | State::Expired, Some(lease)) if lease.ceiling - now > horizon_ms() / 2 => return false,
             (State::Held | State::Expired, Some(lease)) => self.renew(layout, shared.worker_id, lease, now, keep_going),
             _ => self.acquire(layout, now, keep_going),
@@ -270,7 +272,12 @@ impl Keeper {
     }
 
     fn acquire(&mut self, layout: &Layout, now: i64, keep_going: KeepGoing) -> Result<(), Failure> {
-        shmem::lock().registry.state = State::Acquiring;
+        {
+            let mut shared = shmem::lock();
+            if shared.registry.lease.is_none() {
+                shared.registry.state = State::Acquiring;
+            }
+        }
         let (system, timeline) = identity();
         let resumable = nextval::stored_lease(layout);
         let wanted = guc::Settings::get().worker_id.as_ref().ok().copied().or(resumable.map(|(w, _)| w));
@@ -403,6 +410,41 @@ pub fn no_lease_refusal(shared: &Shared) -> Refusal {
         Some(&detail),
         Some(format!(
             "IDs flow once the registry grants one; check {REGISTRY} and that the registry database has the extension. snowflake_id_status shows the lease and the registry's last error."
+        )),
+    )
+}
+
+/// `snowflake_nextval()` at the lease's ceiling: the registry has not
+/// renewed it (unreachable, or the worker id went to another node).
+pub fn ceiling_refusal(shared: &Shared, ceiling_unix_ms: i64) -> Refusal {
+    let ceiling = snowflake_id_core::epoch::format_unix_ms(ceiling_unix_ms);
+    let (message, detail) = match (shared.state, shared.error) {
+        (State::Lost, error) => (
+            format!("snowflake_id: the lease on worker id {} is lost; no ID past {ceiling}", shared.worker_id),
+            format!(
+                "Another server now holds worker id {} (or the lease was released); this server issues no ID under it past the lease's end.{}",
+                shared.worker_id,
+                error.map_or(String::new(), |e| format!(" The registry said: {e}"))
+            ),
+        ),
+        (_, Some(error)) => (
+            format!("snowflake_id: the lease on worker id {} ends at {ceiling} and the registry has not renewed it", shared.worker_id),
+            format!(
+                "Since {}: {error}",
+                snowflake_id_core::epoch::format_unix_ms(shared.error_since_unix_ms)
+            ),
+        ),
+        (_, None) => (
+            format!("snowflake_id: the lease on worker id {} ends at {ceiling}", shared.worker_id),
+            "The mark keeper renews it ahead of need; it may be starting, or be stopped.".into(),
+        ),
+    };
+    Refusal::new(
+        pgrx::PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message,
+        Some(&detail),
+        Some(format!(
+            "IDs resume once the registry renews the lease or grants a new one; check {REGISTRY} and the registry server. snowflake_id_status shows the lease."
         )),
     )
 }

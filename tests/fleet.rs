@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::Cluster;
+use common::{Cluster, DbError};
 
 /// A registry server: plain PostgreSQL with the extension, not preloaded.
 fn registry() -> Cluster {
@@ -79,4 +79,183 @@ fn auto_gives_each_node_its_own_worker_id() {
     first.stop();
     let free = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'free'");
     assert_eq!(free, 1, "{}", first.log());
+}
+
+/// The first error `snowflake_nextval()` gives within `within`, drawing in batches.
+fn draw_until_refused(cluster: &Cluster, within: Duration) -> (Vec<i64>, DbError) {
+    let deadline = Instant::now() + within;
+    let mut client = cluster.connect();
+    let mut ids = vec![];
+    loop {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[]) {
+            Ok(rows) => ids.extend(rows.iter().map(|r| r.get::<_, i64>(0))),
+            Err(e) => {
+                let db = e.as_db_error().expect("a database error");
+                let err = DbError {
+                    code: db.code().code().into(),
+                    message: db.message().into(),
+                    hint: db.hint().unwrap_or_default().into(),
+                    detail: db.detail().unwrap_or_default().into(),
+                };
+                return (ids, err);
+            }
+        }
+        assert!(Instant::now() < deadline, "IDs never stopped");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends `signal` to the postmaster of `cluster` and every process it started.
+fn signal_all(cluster: &Cluster, signal: &str) {
+    let pid = cluster.postmaster_pid().to_string();
+    let children = std::process::Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
+    let mut pids: Vec<String> =
+        String::from_utf8_lossy(&children.stdout).split_whitespace().map(String::from).collect();
+    pids.push(pid);
+    let ok = std::process::Command::new("kill").arg(format!("-{signal}")).args(&pids).status().expect("kill");
+    assert!(ok.success());
+}
+
+fn lease_row(registry: &Cluster, worker_id: i64) -> (i64, String, String) {
+    let row = registry
+        .connect()
+        .query_one(
+            "SELECT lease_epoch, node_name, state FROM snowflake_registry WHERE worker_id = $1::int",
+            &[&(worker_id as i32)],
+        )
+        .expect("a lease row");
+    (row.get(0), row.get(1), row.get(2))
+}
+
+const SHORT_LEASE: &str = "snowflake_id.registry_lease = '3s'";
+
+#[test]
+fn a_worker_id_held_by_a_live_node_is_refused_naming_the_holder() {
+    let registry = registry();
+    let a = node(&registry, "a", &["snowflake_id.worker_id = 5"]);
+    assert!(draw_when_leased(&a, 10).iter().all(|id| worker_of(*id) == 5));
+    let b = node(&registry, "b", &["snowflake_id.worker_id = 5"]);
+    // b's keeper asks, is refused, and says why; b issues nothing.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let e = loop {
+        let e = b.sql_error("SELECT snowflake_nextval()");
+        if e.detail.contains("SFL02") || Instant::now() > deadline {
+            break e;
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("no worker id yet"), "{e:?}");
+    assert!(e.detail.contains("held by node \"a\""), "{e:?}");
+    let problem = b.query_text("SELECT problem FROM snowflake_id_status");
+    assert!(problem.starts_with("55000: snowflake_id: no worker id yet"), "{problem}");
+    assert_eq!(b.query_text("SELECT lease_state FROM snowflake_id_status"), "acquiring");
+    assert_eq!(a.query_text("SELECT lease_state || ' ' || worker_id FROM snowflake_id_status"), "held 5");
+}
+
+#[test]
+fn a_registry_down_at_start_then_back_lets_ids_flow() {
+    let mut registry = registry();
+    registry.stop();
+    let a = node(&registry, "a", &[]);
+    let e = a.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("no worker id yet"), "{e:?}");
+    registry.start();
+    let ids = draw_when_leased(&a, 100);
+    assert_eq!(ids.len(), 100);
+    assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "held");
+}
+
+#[test]
+fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
+    let mut registry = registry();
+    let a = node(&registry, "a", &[SHORT_LEASE]);
+    draw_when_leased(&a, 100);
+    let ceiling_before: i64 =
+        a.query_i64("SELECT (extract(epoch FROM lease_ceiling) * 1000)::bigint FROM snowflake_id_status");
+    registry.stop_immediate();
+    let (ids, e) = draw_until_refused(&a, Duration::from_secs(20));
+    assert!(!ids.is_empty(), "IDs continue within the lease while the registry is down");
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("the registry has not renewed it"), "{e:?}");
+    assert!(e.detail.contains("unreachable"), "{e:?}");
+    // Nothing past the ceiling the registry granted.
+    let epoch_ms = 1_735_689_600_000i64;
+    let last_ms = ids.iter().map(|id| (id >> 22) + epoch_ms).max().unwrap();
+    let ceiling_now: i64 =
+        a.query_i64("SELECT (extract(epoch FROM lease_ceiling) * 1000)::bigint FROM snowflake_id_status");
+    assert!(ceiling_now >= ceiling_before);
+    assert!(last_ms <= ceiling_now, "an ID at {last_ms} past the ceiling {ceiling_now}");
+    assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "expired");
+    registry.start();
+    assert_eq!(draw_when_leased(&a, 100).len(), 100);
+}
+
+/// A node paused past its lease, a takeover of its worker id, the node
+/// resumed: it issues nothing past its old ceiling, and the new holder
+/// nothing below it.
+#[test]
+fn a_paused_node_resumed_after_a_takeover_stops_at_its_ceiling() {
+    let registry = registry();
+    let a = node(&registry, "a", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
+    let before = draw_when_leased(&a, 1_000);
+    registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
+    let mut a_client = a.connect();
+    signal_all(&a, "STOP");
+    let b = node(&registry, "b", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
+    let b_ids = draw_when_leased(&b, 1_000);
+    signal_all(&a, "CONT");
+    let (a_after, e) = {
+        let mut ids = vec![];
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let e = loop {
+            match a_client.query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[]) {
+                Ok(rows) => ids.extend(rows.iter().map(|r| r.get::<_, i64>(0))),
+                Err(e) => break e,
+            }
+            if Instant::now() > deadline {
+                let b_min = b_ids.iter().min().unwrap();
+                let overlap = ids.iter().filter(|id| *id >= b_min).count();
+                panic!(
+                    "the resumed node kept issuing for 20 s: {} IDs, {overlap} of them at or above b's first",
+                    ids.len()
+                );
+            }
+        };
+        (ids, e)
+    };
+    let e = e.as_db_error().expect("a database error").clone();
+    assert_eq!(e.code().code(), "55000", "{e:?}");
+    let a_max = before.iter().chain(&a_after).max().unwrap();
+    let b_min = b_ids.iter().min().unwrap();
+    assert!(a_max < b_min, "a issued {a_max} at or above b's first {b_min}");
+    let (epoch, name, state) = lease_row(&registry, 9);
+    assert_eq!((epoch, name.as_str(), state.as_str()), (2, "b", "live"));
+}
+
+/// A standby promoted while its old primary still runs: the new primary
+/// takes the worker id at once above the old ceiling; the old primary stops
+/// at its ceiling; no ID is issued twice.
+#[test]
+fn split_brain_keeps_the_two_primaries_ranges_apart() {
+    let registry = registry();
+    let primary = node(&registry, "p", &[SHORT_LEASE, "snowflake_id.worker_id = 3"]);
+    let before = draw_when_leased(&primary, 1_000);
+    let mut standby = Cluster::standby_of(&primary, &[]);
+    standby.start();
+    let lsn = primary.query_text("SELECT pg_current_wal_lsn()::text");
+    standby.wait_replayed(&lsn);
+    standby.promote();
+    let new_ids = draw_when_leased(&standby, 1_000);
+    let (old_ids, e) = draw_until_refused(&primary, Duration::from_secs(20));
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(e.message.contains("is lost") || e.message.contains("has not renewed"), "{e:?}");
+    let old_max = before.iter().chain(&old_ids).max().unwrap();
+    let new_min = new_ids.iter().min().unwrap();
+    assert!(old_max < new_min, "the old primary issued {old_max}, the new one began at {new_min}");
+    let all: HashSet<i64> = before.iter().chain(&old_ids).chain(&new_ids).copied().collect();
+    assert_eq!(all.len(), before.len() + old_ids.len() + new_ids.len());
+    let (epoch, _, state) = lease_row(&registry, 3);
+    assert_eq!((epoch, state.as_str()), (2, "live"));
 }

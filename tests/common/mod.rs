@@ -287,6 +287,18 @@ impl Cluster {
         }
     }
 
+    /// `pg_ctl stop -m immediate`: no shutdown checkpoint, no clean exit of
+    /// the background workers (a crash, as far as the server's files go).
+    pub fn stop_immediate(&mut self) {
+        if self.running {
+            let data = self.data();
+            let out =
+                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
+            check("pg_ctl stop -m immediate", out);
+            self.running = false;
+        }
+    }
+
     pub fn restart(&mut self) {
         self.stop();
         self.start();
