@@ -86,10 +86,12 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // (someone killed it) exit code 1 makes it start the keeper again after
     // the restart interval, as it does for its own workers.
     shmem::lock().keeper_pid = 0;
-    if let Some(keeper) = lease_keeper.as_mut() {
-        // Any SIGTERM: at shutdown the next holder starts right above our
-        // last ID; if only the keeper was stopped, its successor takes a new
-        // lease within the restart interval (IDs pause until then).
+    if let Some(keeper) = lease_keeper.as_mut().filter(|_| BackgroundWorker::sigterm_received()) {
+        // SIGTERM: at shutdown the next holder starts right above our last
+        // ID; if only the keeper was stopped, its successor takes a new lease
+        // within the restart interval (IDs pause until then). Not when the
+        // postmaster died: that is a crash, and the restart goes on within
+        // the lease on disk.
         keeper.release(layout);
     }
     // SAFETY: ends this background worker process; nothing of ours is held.
