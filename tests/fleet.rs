@@ -299,3 +299,49 @@ fn a_restart_within_the_lease_goes_on_without_the_registry() {
     // A promoted copy would not: the lease is tied to its timeline (see split brain).
     registry.start();
 }
+
+/// The registry fails over to its synchronous standby; nodes follow through
+/// the multi-host connection string and renew there, lease unchanged.
+#[test]
+fn nodes_follow_a_registry_failover() {
+    let mut primary = registry();
+    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+    primary.restart();
+    let mut standby = Cluster::standby_of(&primary, &[]);
+    standby.start();
+    primary.wait_sync_standby(&standby);
+    let conninfo = format!(
+        "snowflake_id.registry = 'host={},{} port={},{} dbname=postgres user=postgres target_session_attrs=read-write connect_timeout=2'",
+        primary.socket_dir().display(),
+        standby.socket_dir().display(),
+        primary.port,
+        standby.port
+    );
+    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'", conninfo.as_str(), SHORT_LEASE];
+    lines.push("snowflake_id.node_name = 'a'");
+    let mut a = Cluster::init(&lines);
+    a.start();
+    a.sql("CREATE EXTENSION snowflake_id");
+    let before = draw_when_leased(&a, 1_000);
+    let epoch_before = a.query_i64("SELECT lease_epoch FROM snowflake_id_status");
+    primary.stop_immediate();
+    standby.promote();
+    // Its copied settings still ask for a synchronous standby it does not
+    // have: every commit (a renewal too) would wait, as the DBA's would.
+    standby.sql("ALTER SYSTEM RESET synchronous_standby_names");
+    standby.sql("SELECT pg_reload_conf()");
+    // Past the old ceiling (a 3 s lease): only a renewal through the new
+    // registry primary lets IDs continue.
+    thread::sleep(Duration::from_secs(4));
+    let after = draw_when_leased(&a, 1_000);
+    assert!(before.iter().max() < after.iter().min());
+    assert_eq!(a.query_i64("SELECT lease_epoch FROM snowflake_id_status"), epoch_before);
+    let renewed_after_failover: bool = a
+        .connect()
+        .query_one("SELECT lease_ceiling > now() AND registry_error IS NULL FROM snowflake_id_status", &[])
+        .unwrap()
+        .get(0);
+    assert!(renewed_after_failover);
+    let (epoch, name, state) = lease_row(&standby, worker_of(after[0]));
+    assert_eq!((epoch, name.as_str(), state.as_str()), (epoch_before, "a", "live"));
+}
