@@ -45,10 +45,7 @@ pub fn generator_settings() -> (Layout, i64) {
     if !shmem::preloaded() {
         raise_not_preloaded();
     }
-    let settings = guc::Settings::get();
-    let layout = *settings.layout.as_ref().unwrap_or_else(|e| raise_setting(e));
-    let worker_id = *settings.worker_id.as_ref().unwrap_or_else(|e| raise_setting(e));
-    (layout, worker_id)
+    guc::Settings::get().for_ids().unwrap_or_else(|errors| raise_setting(&errors))
 }
 
 /// Set once this backend has seen recovery over: a backend never goes back
