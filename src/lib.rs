@@ -72,12 +72,14 @@ fn warn_about_settings() {
     let errors = settings.errors();
     for e in &errors {
         let (_, hint) = errors::setting_error_code_and_hint(e);
-        ereport!(
-            PgLogLevel::WARNING,
+        pgrx::pg_sys::panic::ErrorReport::new(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("snowflake_id: {}", e.line()),
-            format!("snowflake_nextval() will refuse to issue IDs until this is fixed. {hint}")
-        );
+            "snowflake_id",
+        )
+        .set_detail("snowflake_nextval() will refuse to issue IDs until this is fixed.")
+        .set_hint(hint)
+        .report(PgLogLevel::WARNING);
     }
     if let (true, Some(problem)) = (errors.is_empty(), settings.problem(clock::now_unix_ms())) {
         ereport!(

@@ -204,6 +204,13 @@ fn misspelled_settings_are_reported_and_unknown_ones_refused() {
     );
     let e = cluster.sql_error("SET snowflake_id.anything = 1");
     assert_eq!(e.code, "42602", "{e:?}");
+    // In PGOPTIONS (the connection's startup packet) it is a FATAL error:
+    // the connection is refused, not warned about.
+    let mut cfg = cluster.config();
+    cfg.options("-c snowflake_id.sequence_bit=6");
+    let refused = cfg.connect(postgres::NoTls).err().expect("a connection with a misspelled setting");
+    let db = refused.as_db_error().expect("a server error");
+    assert_eq!((db.severity(), db.code().code()), ("FATAL", "42602"), "{db:?}");
     // The real setting is untouched: the typo did not change the layout.
     assert_eq!(cluster.query_i64("SELECT sequence_bits::bigint FROM snowflake_id_status"), 12);
 }
