@@ -266,8 +266,25 @@ impl SettingError {
     pub fn line(&self) -> String {
         match &self.fault {
             Fault::Core(e) => format!("invalid {}: {e}", self.shown),
-            Fault::Refused(r) => format!("invalid {}: {}", self.shown, r.detail.as_deref().unwrap_or(&r.message)),
+            Fault::Refused(r) => {
+                let why = match (&r.detail, r.message.starts_with("invalid value for parameter")) {
+                    (Some(detail), _) => detail.clone(),
+                    // PostgreSQL's message only repeats the name and value.
+                    (None, true) => format!("not {}", expected(self.setting)),
+                    (None, false) => r.message.clone(),
+                };
+                format!("invalid {}: {why}", self.shown)
+            }
         }
+    }
+}
+
+/// What an integer setting takes, for a value PostgreSQL could not parse.
+fn expected(setting: &str) -> &'static str {
+    match setting {
+        MAX_DRIFT => "a duration such as '1s' or '500ms' (0: never wait)",
+        WAL_RMGR_ID => "an integer from 128 to 255",
+        _ => "an integer from 0 to 22",
     }
 }
 
