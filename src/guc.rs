@@ -401,7 +401,7 @@ impl Settings {
         let worker_error = |error| SettingError {
             fault: Fault::Core(error),
             setting: WORKER_ID,
-            shown: shown(WORKER_ID, &written(WORKER_ID).unwrap_or_default()),
+            shown: shown(WORKER_ID, &text(&WORKER_ID_SETTING).unwrap_or_default()),
             fix: fix_phrase(&[WORKER_ID, WORKER_BITS]),
         };
         match (&worker_id, &layout) {
