@@ -5,7 +5,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
 use snowflake_id_core::{epoch, Error};
 
-use crate::guc::{self, SettingError};
+use crate::guc::{self, Fault, SettingError};
 
 /// Raises `message` as an ERROR; never returns. Every `raise*` function is
 /// `#[track_caller]`, so the error's LOCATION is the line that raised it,
@@ -32,11 +32,14 @@ pub struct Refusal {
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
+    /// Further reasons of the same kind (every other bad setting), shown
+    /// in `problem` after the first line; the ERROR has them in its DETAIL.
+    pub more: Vec<String>,
 }
 
 impl Refusal {
     pub fn new(code: Code, message: String, detail: Option<&str>, hint: Option<String>) -> Refusal {
-        Refusal { code, message, detail: detail.map(str::to_string), hint }
+        Refusal { code, message, detail: detail.map(str::to_string), hint, more: vec![] }
     }
 
     #[track_caller]
@@ -47,7 +50,12 @@ impl Refusal {
     /// `SQLSTATE: message`, as psql's VERBOSE mode shows an error: what an
     /// alert on the status view can match on, and a DBA can read.
     pub fn summary(&self) -> String {
-        format!("{}: {}", sqlstate(self.code), self.message)
+        let mut text = format!("{}: {}", sqlstate(self.code), self.message);
+        for line in &self.more {
+            text.push('\n');
+            text.push_str(line);
+        }
+        text
     }
 }
 
@@ -60,30 +68,27 @@ pub fn sqlstate(code: Code) -> String {
 
 const RESTART: &str = "in postgresql.conf and restart the server";
 
-/// An error from a setting in postgresql.conf.
-#[track_caller]
-pub fn raise_setting(e: &SettingError) -> ! {
-    setting_refusal(e).raise()
-}
-
-pub fn setting_refusal(e: &SettingError) -> Refusal {
-    let (code, hint) = match &e.error {
+/// The SQLSTATE and hint for a setting's own error; `fix` ends the hint's
+/// sentence with where to fix it (` in /data/postgresql.conf (line 3) and
+/// restart the server`), or is empty where the value is being written
+/// (a check hook refusing `ALTER SYSTEM`).
+pub fn setting_code_and_hint(e: &Error, setting: &str, fix: &str) -> (Code, String) {
+    match e {
         Error::WorkerIdUnset => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("Set {} to a number unique among the servers that share IDs {RESTART}.", guc::WORKER_ID),
+            format!(
+                "Set {} to a number unique among the servers that share IDs{fix}, or lease one from a registry (snowflake_id.registry, worker_id = auto).",
+                guc::WORKER_ID
+            ),
         ),
         Error::WorkerIdOutOfRange { max, .. } => (
             Code::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "Set {} between 0 and {max}, or give {} more bits, {RESTART}.",
-                guc::WORKER_ID,
-                guc::WORKER_BITS
-            ),
+            format!("Set {} between 0 and {max}, or give {} more bits{fix}.", guc::WORKER_ID, guc::WORKER_BITS),
         ),
         Error::LayoutTooWide { .. } => (
             Code::ERRCODE_INVALID_PARAMETER_VALUE,
             format!(
-                "{} and {} must each be 0..22 with a sum of at most 22 (the default is 10 + 12); fix them {RESTART}.",
+                "{} and {} must each be 0..22 with a sum of at most 22 (the default is 10 + 12); fix them{fix}.",
                 guc::WORKER_BITS,
                 guc::SEQUENCE_BITS
             ),
@@ -91,26 +96,66 @@ pub fn setting_refusal(e: &SettingError) -> Refusal {
         Error::EpochSyntax { .. } => (
             Code::ERRCODE_INVALID_DATETIME_FORMAT,
             format!(
-                "Write {} as '2025-01-01 00:00:00+00' (ISO 8601, UTC unless an offset is given) or as Unix milliseconds, {RESTART}.",
+                "Write {} as '2025-01-01 00:00:00+00' (ISO 8601, UTC unless an offset is given) or as Unix milliseconds{fix}.",
                 guc::EPOCH
             ),
         ),
         Error::EpochAmbiguous { text, as_ms, as_s } => (
             Code::ERRCODE_INVALID_DATETIME_FORMAT,
             format!(
-                "Give {} a unit: '{t} s' means {}, '{t} ms' means {}; or write the instant in ISO 8601, {RESTART}.",
+                "Give {} a unit: '{t} s' means {}, '{t} ms' means {}; or write the instant in ISO 8601{fix}.",
                 guc::EPOCH,
                 epoch::format_unix_ms(*as_s),
                 epoch::format_unix_ms(*as_ms),
                 t = text.trim(),
             ),
         ),
+        Error::EpochInFuture { .. } => (
+            Code::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("Set {} to an instant in the past{fix}, or fix the system clock.", guc::EPOCH),
+        ),
         Error::NotAnInteger { .. } => {
-            (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("Give {} a whole number {RESTART}.", e.setting))
+            (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("Give {setting} a whole number{fix}."))
         }
-        other => return core_refusal(other),
+        other => (Code::ERRCODE_INVALID_PARAMETER_VALUE, format!("{other}; fix {setting}{fix}.")),
+    }
+}
+
+/// The SQLSTATE and hint of one setting problem, with where to fix it.
+pub fn setting_error_code_and_hint(e: &SettingError) -> (Code, String) {
+    match &e.fault {
+        Fault::Core(error) => setting_code_and_hint(error, e.setting, &e.fix),
+        Fault::Refused(r) => {
+            let theirs = r.hint.as_deref().map(|h| format!("{h} ")).unwrap_or_default();
+            (r.code, format!("{theirs}Fix {}{}.", e.setting, e.fix))
+        }
+    }
+}
+
+/// Settings that stop IDs being issued: the first one's SQLSTATE, message
+/// and hint, and every other one in the DETAIL with its own hint, so that
+/// one restart can fix them all.
+#[track_caller]
+pub fn raise_setting(errors: &[SettingError]) -> ! {
+    setting_refusal(errors).raise()
+}
+
+pub fn setting_refusal(errors: &[SettingError]) -> Refusal {
+    let Some(first) = errors.first() else {
+        return Refusal::new(
+            Code::ERRCODE_INTERNAL_ERROR,
+            "snowflake_id: settings refused without a reason".into(),
+            None,
+            None,
+        );
     };
-    Refusal::new(code, format!("invalid {}: {}", e.shown, e.error), None, Some(hint))
+    let (code, hint) = setting_error_code_and_hint(first);
+    let others: Vec<String> =
+        errors[1..].iter().map(|e| format!("Also {}. {}", e.line(), setting_error_code_and_hint(e).1)).collect();
+    let detail = (!others.is_empty()).then(|| others.join("\n"));
+    let more =
+        errors[1..].iter().map(|e| format!("{}: {}", sqlstate(setting_error_code_and_hint(e).0), e.line())).collect();
+    Refusal { more, ..Refusal::new(code, first.line(), detail.as_deref(), Some(hint)) }
 }
 
 /// "Restore the settings in force": the layout a state file was written under.

@@ -15,6 +15,8 @@ mod compat;
 mod durable;
 mod errors;
 mod guc;
+mod guc_check;
+mod guc_origin;
 mod log_limit;
 mod mark_keeper;
 mod nextval;
@@ -72,7 +74,21 @@ pub extern "C-unwind" fn _PG_init() {
 /// refuses to issue IDs with the same message until they are fixed.
 fn warn_about_settings() {
     let settings = guc::Settings::get();
-    if let Some(problem) = settings.problem(clock::now_unix_ms()) {
+    // One WARNING per bad setting, each naming where to fix it, so that one
+    // restart can fix them all.
+    let errors = settings.errors();
+    for e in &errors {
+        let (_, hint) = errors::setting_error_code_and_hint(e);
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("snowflake_id: {}", e.line()),
+            "snowflake_id",
+        )
+        .set_detail("snowflake_nextval() will refuse to issue IDs until this is fixed.")
+        .set_hint(hint)
+        .report(PgLogLevel::WARNING);
+    }
+    if let (true, Some(problem)) = (errors.is_empty(), settings.problem(clock::now_unix_ms())) {
         ereport!(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,

@@ -38,6 +38,39 @@ pub fn register() {
         .load();
 }
 
+/// Set once the keeper was asked to stop. pgrx's `sigterm_received()`
+/// clears its flag when read, so a SIGTERM seen inside a wait (a registry
+/// call, a synchronous standby) would otherwise be lost to the main loop
+/// and the keeper would run on.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sleeps on the latch for up to `poll`; false when the postmaster died
+/// (pgrx's `wait_latch` folds that into "stop", and a keeper must tell a
+/// crash, after which it leaves its registry lease alone, from a stop).
+fn wait(poll: Duration) -> bool {
+    // SAFETY: this process's latch; reset after waking as the pattern requires.
+    let fired = unsafe {
+        let fired = pg_sys::WaitLatch(
+            pg_sys::MyLatch,
+            (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_POSTMASTER_DEATH) as i32,
+            poll.as_millis() as _,
+            pg_sys::PG_WAIT_EXTENSION,
+        );
+        pg_sys::ResetLatch(pg_sys::MyLatch);
+        fired
+    };
+    fired & pg_sys::WL_POSTMASTER_DEATH as i32 == 0
+}
+
+/// Whether SIGTERM has arrived, now or before (in this keeper process).
+pub fn stopping() -> bool {
+    use std::sync::atomic::Ordering;
+    if BackgroundWorker::sigterm_received() {
+        STOPPING.store(true, Ordering::Relaxed);
+    }
+    STOPPING.load(Ordering::Relaxed)
+}
+
 #[pg_guard]
 #[no_mangle]
 pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
@@ -60,7 +93,15 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     shmem::lock().keeper_pid = std::process::id() as i32;
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     let mut retry_at = Instant::now();
-    while BackgroundWorker::wait_latch(Some(POLL)) {
+    let mut postmaster_died = false;
+    loop {
+        if !wait(POLL) {
+            postmaster_died = true;
+            break;
+        }
+        if stopping() {
+            break;
+        }
         if BackgroundWorker::sighup_received() {
             // max_drift (which sizes the lease) and synchronous_standby_names
             // are reloadable; the keeper must see them as backends do.
@@ -68,7 +109,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
         if let Some(keeper) = lease_keeper.as_mut() {
-            keeper.turn(layout, || !BackgroundWorker::sigterm_received());
+            keeper.turn(layout, || !stopping());
         }
         if Instant::now() < retry_at {
             continue;
@@ -86,7 +127,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // (someone killed it) exit code 1 makes it start the keeper again after
     // the restart interval, as it does for its own workers.
     shmem::lock().keeper_pid = 0;
-    if let Some(keeper) = lease_keeper.as_mut().filter(|_| BackgroundWorker::sigterm_received()) {
+    if let Some(keeper) = lease_keeper.as_mut().filter(|_| !postmaster_died) {
         // SIGTERM: at shutdown the next holder starts right above our last
         // ID; if only the keeper was stopped, its successor takes a new lease
         // within the restart interval (IDs pause until then). Not when the

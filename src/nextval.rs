@@ -8,7 +8,6 @@
 //! (`Step::NeedLease`), before its ID is issued. An ID that is issued never
 //! waits for a renewal or a standby, and never fails because of one.
 
-use pgrx::bgworkers::BackgroundWorker;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{resume_clocks, resume_floor, RegistryLease, Stored};
@@ -52,12 +51,11 @@ fn settings() -> Result<(Layout, i64), Refusal> {
         return Err(not_preloaded_refusal());
     }
     let settings = guc::Settings::get();
-    let layout = *settings.layout.as_ref().map_err(setting_refusal)?;
     if registry::used() {
+        let layout = settings.for_registry().map_err(|errors| setting_refusal(&errors))?;
         return registry_worker_id(&layout).map(|w| (layout, w));
     }
-    let worker_id = *settings.worker_id.as_ref().map_err(setting_refusal)?;
-    Ok((layout, worker_id))
+    settings.for_ids().map_err(|errors| setting_refusal(&errors))
 }
 
 /// The worker id of the registry lease in force, if any.
@@ -418,7 +416,7 @@ impl Writer {
                 crate::errors::check_for_interrupts();
                 true
             },
-            Writer::Keeper => || !BackgroundWorker::sigterm_received(),
+            Writer::Keeper => || !crate::mark_keeper::stopping(),
         }
     }
 }

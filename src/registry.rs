@@ -280,7 +280,7 @@ impl Keeper {
         }
         let (system, timeline) = identity();
         let resumable = nextval::stored_lease(layout);
-        let wanted = guc::Settings::get().worker_id.as_ref().ok().copied().or(resumable.map(|(w, _)| w));
+        let wanted = guc::Settings::get().values.worker_id.or(resumable.map(|(w, _)| w));
         let rows = self.call(
             "SELECT worker_id, lease_epoch, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             &[
@@ -371,8 +371,23 @@ impl Keeper {
             Some(lease.epoch.to_string()),
             Some(last.to_string()),
         ];
-        if self.call("SELECT snowflake_registry_release($1, $2, $3, $4)", &params, keep_going).is_ok() {
-            shmem::lock().registry.state = State::Lost;
+        match self.call("SELECT snowflake_registry_release($1, $2, $3, $4)", &params, keep_going) {
+            Ok(_) => {
+                shmem::lock().registry.state = State::Lost;
+                pgrx::ereport!(
+                    pgrx::PgLogLevel::LOG,
+                    pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                    format!("snowflake_id: released worker id {} (lease epoch {}) at its last ID", shared.worker_id, lease.epoch)
+                );
+            }
+            Err(failure) => pgrx::ereport!(
+                pgrx::PgLogLevel::LOG,
+                pgrx::PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                format!(
+                    "snowflake_id: could not release worker id {} in the registry: {failure}; it is free again once its lease goes stale",
+                    shared.worker_id
+                )
+            ),
         }
     }
 }

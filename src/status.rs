@@ -130,11 +130,13 @@ fn snowflake_id_status() -> TableIterator<
         durable_mark =
             standby_mark(shared.and_then(|s| s.replayed)).map(|m| to_timestamptz(m.layout.epoch_ms + m.lease_until));
     }
+    // Each layout value that could be read, even when another one is bad.
+    let read = settings.values;
     TableIterator::once((
-        worker_id,
-        layout.map(|l| l.worker_bits().into()),
-        layout.map(|l| l.sequence_bits().into()),
-        layout.map(|l| to_timestamptz(l.epoch_ms())),
+        read.worker_id,
+        read.worker_bits.and_then(|b| i32::try_from(b).ok()),
+        read.sequence_bits.and_then(|b| i32::try_from(b).ok()),
+        read.epoch_ms.map(to_timestamptz),
         started_at,
         last_id,
         logical_clock,

@@ -204,6 +204,13 @@ fn misspelled_settings_are_reported_and_unknown_ones_refused() {
     );
     let e = cluster.sql_error("SET snowflake_id.anything = 1");
     assert_eq!(e.code, "42602", "{e:?}");
+    // In PGOPTIONS (the connection's startup packet) it is a FATAL error:
+    // the connection is refused, not warned about.
+    let mut cfg = cluster.config();
+    cfg.options("-c snowflake_id.sequence_bit=6");
+    let refused = cfg.connect(postgres::NoTls).err().expect("a connection with a misspelled setting");
+    let db = refused.as_db_error().expect("a server error");
+    assert_eq!((db.severity(), db.code().code()), ("FATAL", "42602"), "{db:?}");
     // The real setting is untouched: the typo did not change the layout.
     assert_eq!(cluster.query_i64("SELECT sequence_bits::bigint FROM snowflake_id_status"), 12);
 }
@@ -258,4 +265,186 @@ fn status_is_readable_by_every_role_and_explains_what_is_wrong() {
     plain.sql("CREATE EXTENSION snowflake_id");
     let problem: String = plain.query_text("SELECT problem FROM snowflake_id_status");
     assert!(problem.contains("shared_preload_libraries"), "{problem}");
+}
+
+/// `ALTER SYSTEM` refuses a bad value at once, as for PostgreSQL's own
+/// settings, layout values included: nothing reaches postgresql.auto.conf
+/// to be found only at the next restart.
+#[test]
+fn alter_system_refuses_bad_values_at_once() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    for (setting, value, part) in [
+        ("worker_id", "'abc'", "\"abc\" is not an integer"),
+        ("worker_id", "'-1'", "worker id -1 is out of range"),
+        ("worker_bits", "30", "30 is outside the valid range"),
+        ("worker_bits", "'ten'", "\"ten\""),
+        ("sequence_bits", "23", "23 is outside the valid range"),
+        ("epoch", "'garbage'", "epoch \"garbage\" is not a timestamp"),
+        ("epoch", "'1735689600'", "is ambiguous"),
+        ("epoch", "'2999-01-01'", "is in the future"),
+        ("max_drift", "'abc'", "\"abc\""),
+        ("wal_rmgr_id", "100", "100 is outside the valid range"),
+        ("wal_rmgr_id", "128", "128 is on PostgreSQL's list"),
+        ("wal_rmgr_id", "241", "241 is on PostgreSQL's list"),
+    ] {
+        let e = common::sql_error(&mut client, &format!("ALTER SYSTEM SET snowflake_id.{setting} = {value}"));
+        assert_eq!(e.code, "22023", "{setting} = {value}: {e:?}");
+        let said = format!("{} {}", e.message, e.detail);
+        assert!(said.contains(part), "{setting} = {value}: {said:?} lacks {part:?}");
+    }
+    let auto = std::fs::read_to_string(cluster.data().join("postgresql.auto.conf")).unwrap();
+    assert!(!auto.contains("snowflake_id"), "a refused value was written:\n{auto}");
+    // A good value is accepted and kept as written, not rewritten.
+    client.batch_execute("ALTER SYSTEM SET snowflake_id.epoch = '2025-06-01T00:00:00Z'").unwrap();
+    client.batch_execute("ALTER SYSTEM SET snowflake_id.wal_rmgr_id = 190").unwrap();
+    let auto = std::fs::read_to_string(cluster.data().join("postgresql.auto.conf")).unwrap();
+    assert!(auto.contains("snowflake_id.epoch = '2025-06-01T00:00:00Z'"), "{auto}");
+}
+
+/// Three bad values: all three are reported after one start, in the log
+/// and in the error snowflake_nextval() raises, so that one restart fixes
+/// them all; the hint names the file and line each came from.
+#[test]
+fn every_bad_value_is_reported_at_once() {
+    let cluster = Cluster::preloaded(&[
+        "snowflake_id.worker_id = 'abc'",
+        "snowflake_id.worker_bits = 30",
+        "snowflake_id.epoch = 'garbage'",
+    ]);
+    let log = cluster.log();
+    for part in [
+        "invalid snowflake_id.worker_id = 'abc'",
+        "invalid snowflake_id.worker_bits = '30'",
+        "invalid snowflake_id.epoch = 'garbage'",
+    ] {
+        assert!(log.contains(&format!("WARNING:  snowflake_id: {part}")), "no {part:?} WARNING in:\n{log}");
+    }
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(e.code, "22023", "{e:?}");
+    assert!(e.message.contains("invalid snowflake_id.worker_id = 'abc'"), "{e:?}");
+    assert!(e.detail.contains("snowflake_id.worker_bits = '30'"), "{e:?}");
+    assert!(e.detail.contains("snowflake_id.epoch = 'garbage'"), "{e:?}");
+    assert!(e.hint.contains("postgresql.conf (line "), "{e:?}");
+    let problem = cluster.query_text("SELECT problem FROM snowflake_id_status");
+    for part in ["worker_id = 'abc'", "worker_bits = '30'", "epoch = 'garbage'"] {
+        assert!(problem.contains(part), "problem {problem:?} lacks {part:?}");
+    }
+    // Nothing of the layout could be used; sequence_bits was fine and is shown.
+    let row = cluster
+        .connect()
+        .query_one("SELECT worker_id, worker_bits, sequence_bits, epoch IS NULL FROM snowflake_id_status", &[])
+        .unwrap();
+    assert_eq!(row.get::<_, Option<i64>>(0), None);
+    assert_eq!(row.get::<_, Option<i32>>(1), None);
+    assert_eq!(row.get::<_, Option<i32>>(2), Some(12));
+    assert!(row.get::<_, bool>(3));
+}
+
+/// A value in postgresql.auto.conf (written by hand, or by ALTER SYSTEM
+/// before the version that checks it): the hint sends the DBA to ALTER
+/// SYSTEM, not to postgresql.conf.
+#[test]
+fn hint_names_postgresql_auto_conf_when_the_value_is_there() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let auto = cluster.data().join("postgresql.auto.conf");
+    let mut text = std::fs::read_to_string(&auto).unwrap();
+    text.push_str("snowflake_id.sequence_bits = 'twelve'\n");
+    std::fs::write(&auto, text).unwrap();
+    cluster.restart();
+    let e = cluster.sql_error("SELECT snowflake_nextval()");
+    assert_error(
+        &e,
+        "22023",
+        "invalid snowflake_id.sequence_bits = 'twelve'",
+        "ALTER SYSTEM RESET snowflake_id.sequence_bits",
+    );
+    assert!(e.hint.contains("postgresql.auto.conf"), "{e:?}");
+    // And ALTER SYSTEM can fix it: one restart later IDs flow.
+    cluster.sql("ALTER SYSTEM RESET snowflake_id.sequence_bits");
+    cluster.restart();
+    cluster.query_i64("SELECT snowflake_nextval()");
+}
+
+/// With one bad layout value, the status view still shows the others.
+#[test]
+fn status_shows_each_layout_value_it_could_read() {
+    let cluster = Cluster::preloaded(&[
+        "snowflake_id.worker_id = 5",
+        "snowflake_id.worker_bits = 8",
+        "snowflake_id.sequence_bits = 99",
+        "snowflake_id.epoch = '2025-06-01T00:00:00Z'",
+    ]);
+    let row = cluster
+        .connect()
+        .query_one(
+            "SELECT worker_id, worker_bits, sequence_bits, (epoch AT TIME ZONE 'UTC')::text, problem
+               FROM snowflake_id_status",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, Option<i64>>(0), Some(5));
+    assert_eq!(row.get::<_, Option<i32>>(1), Some(8));
+    assert_eq!(row.get::<_, Option<i32>>(2), None);
+    assert_eq!(row.get::<_, Option<String>>(3).as_deref(), Some("2025-06-01 00:00:00"));
+    let problem: String = row.get(4);
+    assert!(problem.contains("invalid snowflake_id.sequence_bits = '99'"), "{problem}");
+}
+
+/// A bad non-layout value at start is not replaced by the default in
+/// silence: IDs are refused with the reason, as for a layout value.
+#[test]
+fn bad_max_drift_or_wal_rmgr_id_at_start_refuses_ids() {
+    for (line, part) in [
+        ("snowflake_id.max_drift = 'abc'", "invalid snowflake_id.max_drift = 'abc': not a duration"),
+        ("snowflake_id.wal_rmgr_id = 100", "invalid snowflake_id.wal_rmgr_id = '100'"),
+        ("snowflake_id.wal_rmgr_id = 128", "128 is on PostgreSQL's list"),
+    ] {
+        let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", line]);
+        let e = cluster.sql_error("SELECT snowflake_nextval()");
+        assert_error(&e, "22023", part, "postgresql.conf (line ");
+        let problem = cluster.query_text("SELECT problem FROM snowflake_id_status");
+        assert!(problem.contains(part), "{line}: problem {problem:?}");
+        assert!(cluster.log().contains("snowflake_nextval() will refuse"), "{line}: no WARNING in\n{}", cluster.log());
+        // The resource manager registered is the default, under which this
+        // server's earlier records were written: WAL can still be replayed.
+        assert!(cluster.log().contains("registered custom resource manager \"snowflake_id\" with ID 187"));
+    }
+}
+
+/// max_drift is reloadable: a bad value at start refuses IDs until a reload
+/// brings a good one; a bad value at reload is refused and the one in
+/// force stays.
+#[test]
+fn max_drift_fixed_by_a_reload() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "snowflake_id.max_drift = 'abc'"]);
+    assert_eq!(cluster.sql_error("SELECT snowflake_nextval()").code, "22023");
+    cluster.append_conf(&["snowflake_id.max_drift = '2s'"]);
+    cluster.sql("SELECT pg_reload_conf()");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        // A new connection has processed the reload.
+        let ok = cluster.connect().query_one("SELECT snowflake_nextval()", &[]).is_ok();
+        if ok {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "IDs still refused after a reload with a good max_drift");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(cluster.query_text("SHOW snowflake_id.max_drift"), "2s");
+}
+
+/// pg_settings shows the range of the bit settings, as for core integers.
+#[test]
+fn pg_settings_shows_the_range_of_the_bit_settings() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "snowflake_id.worker_bits = 6"]);
+    let mut client = cluster.connect();
+    for (name, setting) in [("snowflake_id.worker_bits", "6"), ("snowflake_id.sequence_bits", "12")] {
+        let row = client
+            .query_one("SELECT setting, vartype, min_val, max_val FROM pg_settings WHERE name = $1", &[&name])
+            .unwrap();
+        let got: (String, String, String, String) = (row.get(0), row.get(1), row.get(2), row.get(3));
+        assert_eq!(got, (setting.into(), "integer".into(), "0".into(), "22".into()), "{name}");
+    }
+    assert_eq!(cluster.query_text("SHOW snowflake_id.worker_bits"), "6");
 }
