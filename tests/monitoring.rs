@@ -98,7 +98,7 @@ fn a_wait_for_the_synchronous_standby_is_named_dated_and_logged_once() {
         let waiter = s.spawn(move || {
             let mut c = cfg.connect(postgres::NoTls).expect("connect");
             tx.send(backend_pid(&mut c)).unwrap();
-            c.batch_execute("SET statement_timeout = '120s'").unwrap();
+            c.batch_execute("SET statement_timeout = '60s'").unwrap();
             c.query_one(NEEDS_NEW_MARKS, &[]).map(|r| r.get::<_, i64>(0))
         });
         let pid = rx.recv().unwrap();
@@ -160,7 +160,7 @@ fn a_wait_out_of_max_drift_is_named() {
     let drawer = thread::spawn(move || {
         let mut c = cfg.connect(postgres::NoTls).expect("connect");
         tx.send(backend_pid(&mut c)).unwrap();
-        c.batch_execute("SET statement_timeout = '120s'").unwrap();
+        c.batch_execute("SET statement_timeout = '60s'").unwrap();
         sql_error(&mut c, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)")
     });
     let pid = rx.recv().unwrap();
