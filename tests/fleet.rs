@@ -60,7 +60,10 @@ fn worker_of(id: i64) -> i64 {
 #[test]
 fn auto_gives_each_node_its_own_worker_id() {
     let registry = registry();
-    let nodes: Vec<Cluster> = (0..3).map(|i| node(&registry, &format!("n{i}"), &[])).collect();
+    // Unset and `auto` mean the same: any free worker id.
+    let nodes: Vec<Cluster> = (0..3)
+        .map(|i| node(&registry, &format!("n{i}"), if i == 0 { &["snowflake_id.worker_id = 'auto'"] } else { &[] }))
+        .collect();
     let mut all = HashSet::new();
     let mut workers = HashSet::new();
     for n in &nodes {
