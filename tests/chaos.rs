@@ -397,6 +397,8 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
 
     // IDs drawn now that every clock is right.
     let mut c = primary.cluster.connect();
+    // Bounded: a synchronous standby lost here would make this wait for ever.
+    c.batch_execute("SET statement_timeout = '60s'").expect("statement_timeout");
     let (last_id, final_ahead) = draw_one_ahead(&mut c);
     let final_mark = mark_ahead(&mut c).expect("mark");
 
