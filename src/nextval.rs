@@ -68,19 +68,24 @@ pub fn leased_worker_id() -> Option<i64> {
 /// has one (a lost or expired lease still names its worker id; the
 /// generator's ceiling stops IDs past it).
 fn registry_worker_id(layout: &Layout) -> Result<i64, Refusal> {
-    let (lease, started) = {
+    // On every call: read the two words needed, not the whole lease record
+    // (its error text is hundreds of bytes).
+    let (leased, worker_id, started) = {
         let shared = shmem::lock();
-        (shared.registry, shared.generator.is_some())
+        (shared.registry.lease.is_some(), shared.registry.worker_id, shared.generator.is_some())
     };
-    match (lease.lease, started) {
-        (Some(_), _) => Ok(lease.worker_id),
+    match (leased, started) {
+        (true, _) => Ok(worker_id),
         // The first call after a start: a lease on disk is restored with the generator.
-        (None, false) if own_stored_lease(layout).is_some() => {
+        (false, false) if own_stored_lease(layout).is_some() => {
             let (worker_id, _) = own_stored_lease(layout).expect("just seen");
             start(layout, worker_id);
             registry_worker_id(layout)
         }
-        (None, _) => Err(registry::no_lease_refusal(&lease)),
+        (false, _) => {
+            let lease = shmem::lock().registry;
+            Err(registry::no_lease_refusal(&lease))
+        }
     }
 }
 
@@ -364,7 +369,8 @@ pub fn close_lease(layout: &Layout) -> Option<i64> {
 fn step_refusal(layout: &Layout, e: &snowflake_id_core::Error) -> Refusal {
     match e {
         snowflake_id_core::Error::CeilingReached { ceiling } => {
-            registry::ceiling_refusal(&shmem::lock().registry, layout.epoch_ms().saturating_add(*ceiling))
+            let lease = shmem::lock().registry;
+            registry::ceiling_refusal(&lease, layout.epoch_ms().saturating_add(*ceiling))
         }
         other => core_refusal(other),
     }

@@ -186,6 +186,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// up to [`MAX_BACKOFF`]: an unreachable registry is not hammered.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const REFUSED_RETRY: Duration = Duration::from_secs(1);
 
 /// What the keeper process keeps between turns: the open connection and
 /// when to try again after a failure.
@@ -254,8 +255,15 @@ impl Keeper {
                 shared.registry.error_since_unix_ms = 0;
             }
             Err(failure) => {
-                self.retry_at = Instant::now() + self.backoff;
-                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                // An unreachable registry is retried less and less often; an
+                // answer (a worker id held by a live node, say) is asked
+                // again every second, to take over as soon as it goes stale.
+                let (wait, next) = match &failure {
+                    Failure::Refused { .. } => (REFUSED_RETRY, FIRST_BACKOFF),
+                    _ => (self.backoff, (self.backoff * 2).min(MAX_BACKOFF)),
+                };
+                self.retry_at = Instant::now() + wait;
+                self.backoff = next;
                 let lost = matches!(&failure, Failure::Refused { sqlstate, .. } if sqlstate == "SFL01");
                 let text = ShortText::new(&failure.to_string());
                 let mut shared = shmem::lock();

@@ -104,10 +104,12 @@ fn snowflake_id_status() -> TableIterator<
     let settings = guc::Settings::get();
     let layout = settings.layout.as_ref().ok().copied();
     let lease = shmem::preloaded().then(|| shmem::lock().registry);
+    // With a registry the worker id in force is the lease's (none before one).
     let worker_id = match lease {
         Some(l) if registry::used() => l.lease.map(|_| l.worker_id),
         _ => settings.worker_id.as_ref().ok().copied(),
     };
+    let shown_worker_id = if registry::used() { worker_id } else { settings.values.worker_id };
     let now_ms = now_unix_ms();
     let problem = nextval::refusal().map(|r| r.summary());
     // Without the preload there is no shared memory to look at.
@@ -133,7 +135,7 @@ fn snowflake_id_status() -> TableIterator<
     // Each layout value that could be read, even when another one is bad.
     let read = settings.values;
     TableIterator::once((
-        read.worker_id,
+        shown_worker_id,
         read.worker_bits.and_then(|b| i32::try_from(b).ok()),
         read.sequence_bits.and_then(|b| i32::try_from(b).ok()),
         read.epoch_ms.map(to_timestamptz),

@@ -77,6 +77,11 @@ fn auto_gives_each_node_its_own_worker_id() {
     assert_eq!(all.len(), 30_000);
     let live = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'live'");
     assert_eq!(live, 3);
+    // The status shows the leased worker id, though the setting is unset or `auto`.
+    for n in &nodes {
+        let shown = n.query_i64("SELECT worker_id FROM snowflake_id_status");
+        assert!(workers.contains(&shown), "{shown} not among {workers:?}");
+    }
     // A clean stop releases the worker id at once.
     let mut first = nodes.into_iter().next().unwrap();
     first.stop();
