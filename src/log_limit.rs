@@ -13,16 +13,18 @@ pub enum Topic {
     StepBack = 1,
     /// IDs wait for synchronous standbys.
     StandbyWait = 2,
+    /// The worker id registry did not answer, or refused.
+    Registry = 3,
 }
 
-pub const TOPICS: usize = 3;
+pub const TOPICS: usize = 4;
 
 impl Topic {
     /// At most one line per this many ms.
     pub const fn period_ms(self) -> i64 {
         match self {
             Topic::WriteFailure => 10_000,
-            Topic::StepBack | Topic::StandbyWait => 60_000,
+            Topic::StepBack | Topic::StandbyWait | Topic::Registry => 60_000,
         }
     }
 }

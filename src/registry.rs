@@ -265,6 +265,25 @@ impl Keeper {
                 self.retry_at = Instant::now() + wait;
                 self.backoff = next;
                 let lost = matches!(&failure, Failure::Refused { sqlstate, .. } if sqlstate == "SFL01");
+                if !matches!(failure, Failure::Stopped) && crate::log_limit::due(crate::log_limit::Topic::Registry) {
+                    let held = shmem::lock().registry.lease;
+                    pgrx::pg_sys::panic::ErrorReport::new(
+                        pgrx::PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                        format!("snowflake_id: worker id registry: {failure}"),
+                        "snowflake_id",
+                    )
+                    .set_detail(match held {
+                        Some(lease) => format!(
+                            "IDs continue up to the lease's ceiling ({}), then stop until the registry answers.",
+                            snowflake_id_core::epoch::format_unix_ms(layout.epoch_ms().saturating_add(lease.ceiling))
+                        ),
+                        None => "No worker id yet: snowflake_nextval() refuses until the registry grants one.".into(),
+                    })
+                    .set_hint(format!(
+                        "Check {REGISTRY} and the registry server; snowflake_id_status.registry_error has the latest answer. This repeats at most once a minute."
+                    ))
+                    .report(pgrx::PgLogLevel::WARNING);
+                }
                 let text = ShortText::new(&failure.to_string());
                 let mut shared = shmem::lock();
                 if shared.registry.error.is_none() {

@@ -196,6 +196,9 @@ fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
     assert!(ceiling_now >= ceiling_before);
     assert!(last_ms <= ceiling_now, "an ID at {last_ms} past the ceiling {ceiling_now}");
     assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "expired");
+    // Logged, and not once per retry: at most one line a minute.
+    let warnings = a.log().matches("WARNING:  snowflake_id: worker id registry:").count();
+    assert_eq!(warnings, 1, "{}", a.log());
     registry.start();
     assert_eq!(draw_when_leased(&a, 100).len(), 100);
 }
