@@ -61,7 +61,7 @@ fn worker_of(id: i64) -> i64 {
 fn auto_gives_each_node_its_own_worker_id() {
     let registry = registry();
     // Unset and `auto` mean the same: any free worker id.
-    let nodes: Vec<Cluster> = (0..3)
+    let nodes: Vec<Cluster> = (0..4)
         .map(|i| node(&registry, &format!("n{i}"), if i == 0 { &["snowflake_id.worker_id = 'auto'"] } else { &[] }))
         .collect();
     let mut all = HashSet::new();
@@ -73,10 +73,10 @@ fn auto_gives_each_node_its_own_worker_id() {
         workers.extend(w);
         all.extend(ids);
     }
-    assert_eq!(workers.len(), 3, "{workers:?}");
-    assert_eq!(all.len(), 30_000);
+    assert_eq!(workers.len(), 4, "{workers:?}");
+    assert_eq!(all.len(), 40_000);
     let live = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'live'");
-    assert_eq!(live, 3);
+    assert_eq!(live, 4);
     // The status shows the leased worker id, though the setting is unset or `auto`.
     for n in &nodes {
         let shown = n.query_i64("SELECT worker_id FROM snowflake_id_status");
