@@ -316,7 +316,15 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 --
 -- Nodes call the three functions below, each one transaction; the tables
 -- are written by them alone (SECURITY DEFINER), so a node's role needs
--- EXECUTE on them and nothing else (see the README, "Fleets").
+-- EXECUTE on them and nothing else (see the README, "Fleets"). Grants must
+-- be durable before a node uses them: the keeper sets synchronous_commit =
+-- on for its sessions, and the registry must run with fsync on (and, with a
+-- standby it may fail over to, synchronous replication).
+--
+-- A node's clock only decides how far its ceiling reaches, never whether
+-- ranges overlap; still, a node's tick is taken at most a day past the
+-- registry's own clock, so that one node with a clock far ahead cannot
+-- push the ceilings (and so the next holders' floors) far into the future.
 
 CREATE TABLE snowflake_registry_namespaces (
     namespace text PRIMARY KEY,
@@ -337,9 +345,12 @@ COMMENT ON TABLE snowflake_registry_namespaces IS
 CREATE TABLE snowflake_registry_leases (
     namespace text NOT NULL REFERENCES snowflake_registry_namespaces ON DELETE CASCADE,
     worker_id integer NOT NULL CHECK (worker_id >= 0),
-    -- Bumped at every grant: the fencing token. A renewal names the epoch it
-    -- renews and fails once another grant has replaced it.
+    -- Bumped at every grant: which grant of this worker id this is.
     lease_epoch bigint NOT NULL CHECK (lease_epoch > 0),
+    -- The fencing token: random at every grant. A renewal or release names
+    -- it and fails once another grant has replaced it, also when a registry
+    -- crash lost a grant and the same epoch was handed out again.
+    holder_token bigint NOT NULL,
     -- The holder: its cluster (pg_control_system().system_identifier, as
     -- text since it is an unsigned 64-bit number), timeline, and a name for humans.
     system_identifier text NOT NULL,
@@ -387,8 +398,10 @@ CREATE FUNCTION snowflake_registry_acquire(
     node_tick bigint,
     horizon_ms bigint,
     resume_epoch bigint DEFAULT NULL,
+    resume_token bigint DEFAULT NULL,
     OUT worker_id integer,
     OUT lease_epoch bigint,
+    OUT holder_token bigint,
     OUT floor_tick bigint,
     OUT ceiling_tick bigint)
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -399,6 +412,7 @@ DECLARE
     old @extschema@.snowflake_registry_leases;
     max_worker integer;
     now_ts timestamptz := clock_timestamp();
+    tick bigint;
 BEGIN
     IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
        OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
@@ -431,6 +445,7 @@ BEGIN
                   HINT = 'Every node of a namespace must use one layout: set the node''s snowflake_id.worker_bits, sequence_bits and epoch like the others, or give it its own snowflake_id.registry_namespace.';
     END IF;
     max_worker := (1 << ns.worker_bits) - 1;
+    tick := least(node_tick, (extract(epoch FROM now_ts) * 1000)::bigint - ns.epoch_ms + 86400000);
     IF wanted IS NOT NULL AND wanted NOT BETWEEN 0 AND max_worker THEN
         RAISE EXCEPTION 'worker id % is out of range 0..% of namespace "%"', wanted, max_worker, ns.namespace
             USING ERRCODE = '22023';
@@ -440,7 +455,7 @@ BEGIN
         -- The node's own lease first (a restart), then the lowest free id.
         SELECT l.worker_id INTO wanted FROM @extschema@.snowflake_registry_leases l
             WHERE l.namespace = ns.namespace AND l.system_identifier = snowflake_registry_acquire.system_identifier
-              AND l.lease_epoch = resume_epoch AND l.released_at IS NULL;
+              AND l.lease_epoch = resume_epoch AND l.holder_token = resume_token AND l.released_at IS NULL;
         IF wanted IS NULL THEN
             SELECT g.id INTO wanted
               FROM generate_series(0, max_worker) AS g(id)
@@ -461,7 +476,8 @@ BEGIN
     IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts)
        AND NOT (old.system_identifier = snowflake_registry_acquire.system_identifier
                 AND (snowflake_registry_acquire.timeline > old.timeline
-                     OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch))) THEN
+                     OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch
+                         AND old.holder_token = resume_token))) THEN
         RAISE EXCEPTION 'worker id % of namespace "%" is held by node "%" (system %, timeline %), renewed % ago',
                         wanted, ns.namespace, old.node_name, old.system_identifier, old.timeline,
                         date_trunc('second', now_ts - old.renewed_at)
@@ -476,20 +492,23 @@ BEGIN
 
     worker_id := wanted;
     lease_epoch := coalesce(old.lease_epoch, 0) + 1;
+    -- Never 0: a node writes 0 for a lease it released.
+    holder_token := greatest(1, (random() * 9223372036854775807)::bigint);
     floor_tick := coalesce(old.ceiling_tick + 1, 0);
-    ceiling_tick := greatest(floor_tick, node_tick) + horizon_ms;
+    ceiling_tick := greatest(floor_tick, tick) + horizon_ms;
     INSERT INTO @extschema@.snowflake_registry_leases AS l
-        VALUES (ns.namespace, worker_id, lease_epoch, snowflake_registry_acquire.system_identifier,
+        VALUES (ns.namespace, worker_id, lease_epoch, holder_token, snowflake_registry_acquire.system_identifier,
                 snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
                 now_ts, now_ts, NULL)
         ON CONFLICT ON CONSTRAINT snowflake_registry_leases_pkey DO UPDATE
-        SET lease_epoch = excluded.lease_epoch, system_identifier = excluded.system_identifier,
+        SET lease_epoch = excluded.lease_epoch, holder_token = excluded.holder_token,
+            system_identifier = excluded.system_identifier,
             timeline = excluded.timeline, node_name = excluded.node_name, floor_tick = excluded.floor_tick,
             ceiling_tick = excluded.ceiling_tick, horizon_ms = excluded.horizon_ms,
             granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL;
 END
 $acquire$;
-COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS
     'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
 
 -- Raises the ceiling of a lease still held (same lease_epoch, not released):
@@ -500,6 +519,7 @@ CREATE FUNCTION snowflake_registry_renew(
     namespace text,
     worker_id integer,
     lease_epoch bigint,
+    holder_token bigint,
     node_tick bigint,
     horizon_ms bigint,
     OUT ceiling_tick bigint)
@@ -508,6 +528,7 @@ CREATE FUNCTION snowflake_registry_renew(
 AS $renew$
 DECLARE
     l @extschema@.snowflake_registry_leases;
+    tick bigint;
 BEGIN
     IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
         RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
@@ -516,29 +537,35 @@ BEGIN
     SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
         WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id
         FOR UPDATE;
-    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_renew.lease_epoch OR l.released_at IS NOT NULL THEN
+    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_renew.lease_epoch
+       OR l.holder_token <> snowflake_registry_renew.holder_token OR l.released_at IS NOT NULL THEN
         RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
             USING ERRCODE = 'SFL01',
                   DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
                                 WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                WHEN l.lease_epoch = snowflake_registry_renew.lease_epoch
+                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).' 
                                 ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
                                             l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
                            END;
     END IF;
-    ceiling_tick := greatest(l.ceiling_tick, greatest(node_tick, l.floor_tick) + horizon_ms);
+    SELECT least(node_tick, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - n.epoch_ms + 86400000) INTO tick
+      FROM @extschema@.snowflake_registry_namespaces n WHERE n.namespace = l.namespace;
+    ceiling_tick := greatest(l.ceiling_tick, greatest(tick, l.floor_tick) + horizon_ms);
     UPDATE @extschema@.snowflake_registry_leases r
        SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
            renewed_at = clock_timestamp()
      WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
 END
 $renew$;
-COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) IS
     'snowflake_id registry: raises the ceiling of a lease still held; SQLSTATE SFL01 once it is lost';
 
 -- A clean stop: the ceiling comes down to the last tick the node issued (it
 -- has made that its own ceiling first), so the next holder starts right above
 -- it rather than a horizon ahead. Releasing a lease no longer held does nothing.
-CREATE FUNCTION snowflake_registry_release(namespace text, worker_id integer, lease_epoch bigint, last_tick bigint)
+CREATE FUNCTION snowflake_registry_release(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -547,11 +574,12 @@ BEGIN
     UPDATE @extschema@.snowflake_registry_leases r
        SET ceiling_tick = greatest(r.floor_tick - 1, least(r.ceiling_tick, last_tick)), released_at = clock_timestamp()
      WHERE r.namespace = snowflake_registry_release.namespace AND r.worker_id = snowflake_registry_release.worker_id
-       AND r.lease_epoch = snowflake_registry_release.lease_epoch AND r.released_at IS NULL;
+       AND r.lease_epoch = snowflake_registry_release.lease_epoch
+       AND r.holder_token = snowflake_registry_release.holder_token AND r.released_at IS NULL;
     RETURN FOUND;
 END
 $release$;
-COMMENT ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) IS
     'snowflake_id registry: ends a lease at a clean stop, lowering its ceiling to the last tick issued';
 
 -- What a DBA reads: each worker id ever granted, its holder and its range.
@@ -569,6 +597,6 @@ SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l
 COMMENT ON VIEW snowflake_registry IS
     'snowflake_id registry: each worker id granted, its holder, its ID time range and whether it is live, stale or free';
 
-REVOKE EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) FROM PUBLIC;

@@ -170,12 +170,20 @@ pub fn check_may_issue(function: &str) {
 
 pub fn next_id() -> i64 {
     check_may_issue(NEXTVAL);
-    let (layout, worker_id) = generator_settings();
+    let (layout, setting_worker_id) = generator_settings();
+    let leased = registry::used();
     let policy = policy();
     let mut confirm = None;
     loop {
         let now = now_unix_ms().saturating_sub(layout.epoch_ms());
-        let decision = shmem::lock().generator.as_mut().map(|g| g.next(&layout, now, policy, confirm));
+        // With a registry the worker id is read in the same lock hold as the
+        // step: the keeper may switch to another worker id (a new lease) at
+        // any moment, and an ID must carry the one whose lease allowed its tick.
+        let (decision, worker_id) = {
+            let mut shared = shmem::lock();
+            let worker_id = if leased { shared.registry.worker_id } else { setting_worker_id };
+            (shared.generator.as_mut().map(|g| g.next(&layout, now, policy, confirm)), worker_id)
+        };
         confirm = None;
         let Some(decision) = decision else {
             start(&layout, worker_id);
@@ -267,10 +275,43 @@ pub fn stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
     stored.registry.map(|lease| (stored.layout.worker_id, lease))
 }
 
-/// The lease on disk that this very server holds (same timeline): a restart
-/// within it goes on without the registry.
+/// The lease on disk that this very server holds (same timeline, not
+/// released at a clean stop): a restart within it goes on without the registry.
 fn own_stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
-    stored_lease(layout).filter(|(_, lease)| lease.timeline == registry::current_timeline())
+    stored_lease(layout)
+        .filter(|(_, lease)| lease.timeline == registry::current_timeline() && lease.token != RELEASED_TOKEN)
+}
+
+/// The token a lease released at a clean stop is written with: the registry
+/// never hands it out, so neither a restart nor a renewal can use it.
+pub const RELEASED_TOKEN: i64 = 0;
+
+/// The tick of the last ID issued since start, if any.
+pub fn last_tick() -> Option<i64> {
+    let shift = guc::Settings::get().layout.as_ref().ok()?.sequence_bits();
+    let last = shmem::lock().generator?.last_counter();
+    Some(last >> shift).filter(|t| *t >= 0)
+}
+
+/// Puts this server's own lease from disk (same timeline) in force if none
+/// is yet: what a restart within its lease goes on with, renewed by the
+/// keeper rather than replaced by a new grant.
+pub fn restore_own_lease(layout: &Layout) {
+    if shmem::lock().registry.lease.is_some() {
+        return;
+    }
+    let Some((worker_id, lease)) = own_stored_lease(layout) else { return };
+    let _io = shmem::state_io();
+    let now = now_unix_ms().saturating_sub(layout.epoch_ms());
+    let mut shared = shmem::lock();
+    if shared.registry.lease.is_none() && shared.registry.state != registry::State::Lost {
+        shared.registry.lease = Some(lease);
+        shared.registry.worker_id = worker_id;
+        shared.registry.state = registry::State::Held;
+        if let Some(g) = shared.generator.as_mut() {
+            g.enter_lease(layout, lease.floor, lease.ceiling, now);
+        }
+    }
 }
 
 /// A lease just granted by the registry: made durable with a mark at least
@@ -349,7 +390,7 @@ pub fn close_lease(layout: &Layout) -> Option<i64> {
         g.set_ceiling(layout, -1);
         s.generator = Some(g);
         let last_tick = g.ceiling();
-        let closed = RegistryLease { ceiling: last_tick, ..lease };
+        let closed = RegistryLease { ceiling: last_tick, token: RELEASED_TOKEN, ..lease };
         s.registry.lease = Some(closed);
         let stored = Stored {
             layout: stored_layout(layout, s.registry.worker_id),

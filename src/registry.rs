@@ -194,11 +194,24 @@ pub struct Keeper {
     connection: Option<(String, Connection)>,
     retry_at: Instant,
     backoff: Duration,
+    /// When the registry last answered a renewal or grant: renewals are due
+    /// at least every half lease by this (monotonic) clock too, so a wall
+    /// clock stepped back does not let the registry see the lease go stale.
+    answered_at: Instant,
+    /// With `auto`, the worker id on disk was refused (another node holds
+    /// it now): ask for any free one instead.
+    forget_stored: bool,
 }
 
 impl Keeper {
     pub fn new() -> Keeper {
-        Keeper { connection: None, retry_at: Instant::now(), backoff: FIRST_BACKOFF }
+        Keeper {
+            connection: None,
+            retry_at: Instant::now(),
+            backoff: FIRST_BACKOFF,
+            answered_at: Instant::now(),
+            forget_stored: false,
+        }
     }
 
     fn connection(&mut self, keep_going: KeepGoing) -> Result<&mut Connection, Failure> {
@@ -208,7 +221,11 @@ impl Keeper {
         }
         if self.connection.is_none() {
             let name = format!("snowflake_id {}", node_name());
-            let connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, keep_going)?;
+            let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, keep_going)?;
+            // A grant or renewal the registry could lose in a crash would let
+            // it hand the same range to another node: commits must be durable
+            // before the keeper acts on them, whatever the registry's default.
+            connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, keep_going)?;
             self.connection = Some((conninfo, connection));
         }
         match self.connection.as_mut() {
@@ -237,19 +254,35 @@ impl Keeper {
         if Instant::now() < self.retry_at {
             return false;
         }
+        // A restart on the same timeline goes on with the lease on disk and
+        // renews it; only without one does it ask for a new grant (which
+        // would start a lease ahead, above the old ceiling).
+        nextval::restore_own_lease(layout);
         let shared = shmem::lock().registry;
-        let now = clock::now_unix_ms().saturating_sub(layout.epoch_ms());
+        // The node's position: the later of its clock and its last ID (a
+        // logical clock ahead after a burst or advance_past); renewals
+        // reach a lease past it.
+        let now = clock::now_unix_ms().saturating_sub(layout.epoch_ms()).max(nextval::last_tick().unwrap_or(0));
+        let half = horizon_ms() / 2;
         let outcome = match (shared.state, shared.lease) {
             // Lost: ask for a worker id again (with a number, it stays
-            // refused while the new holder is live; with auto, another one).
-            (State::Lost, _) => self.acquire(layout, now, keep_going),
-            (State::Held | State::Expired, Some(lease)) if lease.ceiling - now > horizon_ms() / 2 => return false,
+            // refused while the new holder is live; with auto, any free one).
+            (State::Lost, _) => {
+                self.forget_stored = true;
+                self.acquire(layout, now, keep_going)
+            }
+            (State::Held | State::Expired, Some(lease))
+                if lease.ceiling - now > half && self.answered_at.elapsed() < Duration::from_millis(half as u64) =>
+            {
+                return false
+            }
             (State::Held | State::Expired, Some(lease)) => self.renew(layout, shared.worker_id, lease, now, keep_going),
             _ => self.acquire(layout, now, keep_going),
         };
         match outcome {
             Ok(()) => {
                 self.backoff = FIRST_BACKOFF;
+                self.answered_at = Instant::now();
                 let mut shared = shmem::lock();
                 shared.registry.error = None;
                 shared.registry.error_since_unix_ms = 0;
@@ -306,10 +339,14 @@ impl Keeper {
             }
         }
         let (system, timeline) = identity();
-        let resumable = nextval::stored_lease(layout);
-        let wanted = guc::Settings::get().values.worker_id.or(resumable.map(|(w, _)| w));
-        let rows = self.call(
-            "SELECT worker_id, lease_epoch, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        let fixed = guc::Settings::get().values.worker_id;
+        // The lease on disk, to resume (this server) or to take over (a
+        // promoted standby, its old primary's); with `auto` and that worker
+        // id gone to another node, any free one instead.
+        let resumable = nextval::stored_lease(layout).filter(|_| fixed.is_some() || !self.forget_stored);
+        let wanted = fixed.or(resumable.map(|(w, _)| w));
+        let result = self.call(
+            "SELECT worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             &[
                 Some(namespace()),
                 Some(layout.worker_bits().to_string()),
@@ -322,16 +359,22 @@ impl Keeper {
                 Some(now.to_string()),
                 Some(horizon_ms().to_string()),
                 resumable.map(|(_, l)| l.epoch.to_string()),
+                resumable.map(|(_, l)| l.token.to_string()),
             ],
             keep_going,
-        )?;
+        );
+        if matches!(&result, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL02") && fixed.is_none() {
+            self.forget_stored = true;
+        }
+        let rows = result?;
         let number =
             |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
         let granted = rows.first().and_then(|r| {
             let lease = RegistryLease {
                 epoch: number(r, 1)?,
-                floor: number(r, 2)?,
-                ceiling: number(r, 3)?,
+                token: number(r, 2)?,
+                floor: number(r, 3)?,
+                ceiling: number(r, 4)?,
                 timeline: timeline.into(),
             };
             Some((number(r, 0)?, lease))
@@ -360,11 +403,12 @@ impl Keeper {
         keep_going: KeepGoing,
     ) -> Result<(), Failure> {
         let rows = self.call(
-            "SELECT snowflake_registry_renew($1, $2, $3, $4, $5)",
+            "SELECT snowflake_registry_renew($1, $2, $3, $4, $5, $6)",
             &[
                 Some(namespace()),
                 Some(worker_id.to_string()),
                 Some(lease.epoch.to_string()),
+                Some(lease.token.to_string()),
                 Some(now.to_string()),
                 Some(horizon_ms().to_string()),
             ],
@@ -396,9 +440,10 @@ impl Keeper {
             Some(namespace()),
             Some(shared.worker_id.to_string()),
             Some(lease.epoch.to_string()),
+            Some(lease.token.to_string()),
             Some(last.to_string()),
         ];
-        match self.call("SELECT snowflake_registry_release($1, $2, $3, $4)", &params, keep_going) {
+        match self.call("SELECT snowflake_registry_release($1, $2, $3, $4, $5)", &params, keep_going) {
             Ok(_) => {
                 shmem::lock().registry.state = State::Lost;
                 pgrx::ereport!(

@@ -356,3 +356,51 @@ fn nodes_follow_a_registry_failover() {
     let (epoch, name, state) = lease_row(&standby, worker_of(after[0]));
     assert_eq!((epoch, name.as_str(), state.as_str()), (epoch_before, "a", "live"));
 }
+
+/// Crash after crash, a node goes on with the lease on disk and renews it:
+/// it is not re-granted (which would start it above the old ceiling, a lease
+/// ahead of the clock, and further at every crash).
+#[test]
+fn crash_restarts_renew_the_lease_and_stay_near_the_clock() {
+    let registry = registry();
+    let mut a = node(&registry, "a", &[]);
+    draw_when_leased(&a, 100);
+    for _ in 0..3 {
+        a.crash();
+        a.start();
+        draw_when_leased(&a, 100);
+    }
+    // Give the keeper a turn to renew the restored lease.
+    thread::sleep(Duration::from_millis(500));
+    let ahead_ms = a.query_i64(
+        "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
+    );
+    assert!(ahead_ms < 3_000, "after three crashes a new ID is {ahead_ms} ms ahead of the clock");
+    assert_eq!(a.query_i64("SELECT lease_epoch FROM snowflake_id_status"), 1);
+    assert_eq!(lease_row(&registry, worker_of(draw_when_leased(&a, 1)[0])).0, 1);
+}
+
+/// With `auto`, a node whose worker id went to another node while it was
+/// paused takes any free one instead of waiting for its old one for ever.
+#[test]
+fn an_auto_node_that_lost_its_worker_id_takes_another() {
+    let registry = registry();
+    let a = node(&registry, "a", &[SHORT_LEASE]);
+    let first = worker_of(draw_when_leased(&a, 10)[0]);
+    registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
+    signal_all(&a, "STOP");
+    thread::sleep(Duration::from_secs(5));
+    let b = node(&registry, "b", &[SHORT_LEASE]);
+    assert_eq!(worker_of(draw_when_leased(&b, 10)[0]), first, "b takes the stale worker id");
+    signal_all(&a, "CONT");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ids = draw_when_leased(&a, 10);
+        if worker_of(ids[0]) != first {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a kept its lost worker id {first}");
+        thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "held");
+}

@@ -17,8 +17,16 @@ const EPOCH_MS: i64 = 1_735_689_600_000; // 2025-01-01, the default layout's epo
 struct Lease {
     worker_id: i32,
     epoch: i64,
+    token: i64,
     floor: i64,
     ceiling: i64,
+}
+
+impl Lease {
+    /// The lease's range and epoch, without its random token.
+    fn shape(&self) -> (i32, i64, i64, i64) {
+        (self.worker_id, self.epoch, self.floor, self.ceiling)
+    }
 }
 
 struct Node<'a> {
@@ -38,7 +46,13 @@ fn refused(e: postgres::Error) -> Refused {
     (db.code().code().to_string(), format!("{} | {}", db.message(), db.detail().unwrap_or_default()))
 }
 
-fn acquire(c: &mut Client, node: &Node, wanted: Option<i32>, tick: i64, resume: Option<i64>) -> Result<Lease, Refused> {
+fn acquire(
+    c: &mut Client,
+    node: &Node,
+    wanted: Option<i32>,
+    tick: i64,
+    resume: Option<&Lease>,
+) -> Result<Lease, Refused> {
     acquire_layout(c, node, wanted, tick, resume, 10)
 }
 
@@ -47,27 +61,44 @@ fn acquire_layout(
     node: &Node,
     wanted: Option<i32>,
     tick: i64,
-    resume: Option<i64>,
+    resume: Option<&Lease>,
     worker_bits: i32,
 ) -> Result<Lease, Refused> {
+    let (resume_epoch, resume_token) = (resume.map(|l| l.epoch), resume.map(|l| l.token));
     c.query_one(
-        "SELECT * FROM snowflake_registry_acquire('default', $1, 12, $2, $3, $4, $5, $6, $7, 30000, $8)",
-        &[&worker_bits, &EPOCH_MS, &wanted, &node.system, &node.timeline, &node.name, &tick, &resume],
+        "SELECT * FROM snowflake_registry_acquire('default', $1, 12, $2, $3, $4, $5, $6, $7, 30000, $8, $9)",
+        &[
+            &worker_bits,
+            &EPOCH_MS,
+            &wanted,
+            &node.system,
+            &node.timeline,
+            &node.name,
+            &tick,
+            &resume_epoch,
+            &resume_token,
+        ],
     )
-    .map(|r| Lease { worker_id: r.get(0), epoch: r.get(1), floor: r.get(2), ceiling: r.get(3) })
+    .map(|r| Lease { worker_id: r.get(0), epoch: r.get(1), token: r.get(2), floor: r.get(3), ceiling: r.get(4) })
     .map_err(refused)
 }
 
 fn renew(c: &mut Client, l: &Lease, tick: i64) -> Result<i64, Refused> {
-    c.query_one("SELECT snowflake_registry_renew('default', $1, $2, $3, 30000)", &[&l.worker_id, &l.epoch, &tick])
-        .map(|r| r.get(0))
-        .map_err(refused)
+    c.query_one(
+        "SELECT snowflake_registry_renew('default', $1, $2, $3, $4, 30000)",
+        &[&l.worker_id, &l.epoch, &l.token, &tick],
+    )
+    .map(|r| r.get(0))
+    .map_err(refused)
 }
 
 fn release(c: &mut Client, l: &Lease, last_tick: i64) -> bool {
-    c.query_one("SELECT snowflake_registry_release('default', $1, $2, $3)", &[&l.worker_id, &l.epoch, &last_tick])
-        .expect("release")
-        .get(0)
+    c.query_one(
+        "SELECT snowflake_registry_release('default', $1, $2, $3, $4)",
+        &[&l.worker_id, &l.epoch, &l.token, &last_tick],
+    )
+    .expect("release")
+    .get(0)
 }
 
 /// A registry: a plain server with the extension; it needs no preload.
@@ -108,6 +139,7 @@ fn auto_gives_concurrent_nodes_distinct_ids() {
     assert_eq!(ids, (0..8).collect::<Vec<_>>(), "{leases:?}");
     for l in &leases {
         assert_eq!((l.epoch, l.floor, l.ceiling), (1, 0, 31_000), "{l:?}");
+        assert_ne!(l.token, 0, "{l:?}");
     }
     let live = cluster.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'live'");
     assert_eq!(live, 8);
@@ -118,7 +150,7 @@ fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
     let cluster = registry();
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, Some(5), 10_000, None).unwrap();
-    assert_eq!(a, Lease { worker_id: 5, epoch: 1, floor: 0, ceiling: 40_000 });
+    assert_eq!(a.shape(), (5, 1, 0, 40_000));
     // Renewals raise the ceiling, never lower it.
     assert_eq!(renew(&mut c, &a, 20_000), Ok(50_000));
     assert_eq!(renew(&mut c, &a, 15_000), Ok(50_000));
@@ -132,7 +164,7 @@ fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
     // Stale (not renewed for horizon + margin): B takes id 5 above A's ceiling.
     age_all(&mut c);
     let b = acquire(&mut c, &B, Some(5), 20_000, None).unwrap();
-    assert_eq!(b, Lease { worker_id: 5, epoch: 2, floor: 50_001, ceiling: 80_001 });
+    assert_eq!(b.shape(), (5, 2, 50_001, 80_001));
     // A's renewal now fails, whatever it asks for: it stops at 50,000.
     let (code, message) = renew(&mut c, &a, 60_000).unwrap_err();
     assert_eq!(code, "SFL01", "{message}");
@@ -148,11 +180,11 @@ fn a_restart_and_a_promotion_take_their_own_id_at_once_above_the_old_ceiling() {
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, None, 10_000, None).unwrap();
     // The same node restarting with its lease on disk: at once, above it.
-    let again = acquire(&mut c, &A, None, 12_000, Some(a.epoch)).unwrap();
-    assert_eq!(again, Lease { worker_id: a.worker_id, epoch: 2, floor: 40_001, ceiling: 70_001 });
+    let again = acquire(&mut c, &A, None, 12_000, Some(&a)).unwrap();
+    assert_eq!(again.shape(), (a.worker_id, 2, 40_001, 70_001));
     // The same node with a stale idea of its lease (a copy of an old data
     // directory) is another holder: refused while the lease is live.
-    let (code, _) = acquire(&mut c, &A, Some(a.worker_id), 12_000, Some(a.epoch)).unwrap_err();
+    let (code, _) = acquire(&mut c, &A, Some(a.worker_id), 12_000, Some(&a)).unwrap_err();
     assert_eq!(code, "SFL02");
     // Its promoted standby (same system, next timeline) takes over at once.
     let standby = Node { timeline: 2, name: "a-standby", ..A };
@@ -161,7 +193,7 @@ fn a_restart_and_a_promotion_take_their_own_id_at_once_above_the_old_ceiling() {
     // The old primary, still running (split brain), cannot renew.
     assert_eq!(renew(&mut c, &again, 14_000).unwrap_err().0, "SFL01");
     // Nor can an older timeline take it back.
-    assert_eq!(acquire(&mut c, &A, Some(a.worker_id), 14_000, Some(again.epoch)).unwrap_err().0, "SFL02");
+    assert_eq!(acquire(&mut c, &A, Some(a.worker_id), 14_000, Some(&again)).unwrap_err().0, "SFL02");
 }
 
 #[test]
@@ -220,7 +252,7 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
         let mut cfg = cluster.config();
         cfg.user(role);
         let mut c = cfg.connect(postgres::NoTls).unwrap();
-        let got = acquire(&mut c, &A, None, 1_000, Some(1));
+        let got = acquire(&mut c, &A, None, 1_000, None);
         match allowed {
             true => assert!(got.is_ok(), "{role}: {got:?}"),
             false => assert_eq!(got.unwrap_err().0, "42501", "{role}"),
@@ -229,4 +261,36 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
         let e = c.batch_execute("UPDATE snowflake_registry_leases SET ceiling_tick = 0").unwrap_err();
         assert_eq!(refused(e).0, "42501", "{role}");
     }
+}
+
+/// A registry that lost a grant (a crash without durable commits) may hand
+/// the same worker id and epoch to another node; the old holder's renewal
+/// must still fail: the token, not the epoch, fences.
+#[test]
+fn a_lost_grant_handed_out_again_does_not_let_the_old_holder_renew() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, Some(2), 10_000, None).unwrap();
+    c.batch_execute("DELETE FROM snowflake_registry_leases").unwrap(); // the grant lost in a crash
+    let b = acquire(&mut c, &B, Some(2), 10_000, None).unwrap();
+    assert_eq!((b.epoch, b.floor), (a.epoch, a.floor), "the same epoch and range again");
+    let (code, message) = renew(&mut c, &a, 11_000).unwrap_err();
+    assert_eq!(code, "SFL01", "{message}");
+    assert!(!release(&mut c, &a, 0), "a's release changed b's lease");
+    assert!(renew(&mut c, &b, 11_000).is_ok());
+}
+
+/// A node's tick is taken at most a day past the registry's clock: one node
+/// with a clock far ahead cannot push the ceilings far into the future.
+#[test]
+fn a_node_clock_far_ahead_does_not_push_the_ceiling_far_ahead() {
+    let cluster = registry();
+    let mut c = cluster.connect();
+    let now: i64 =
+        c.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1", &[&EPOCH_MS]).unwrap().get(0);
+    let year = 365 * 86_400_000i64;
+    let a = acquire(&mut c, &A, None, now + year, None).unwrap();
+    assert!(a.ceiling <= now + 86_400_000 + 30_000 + 60_000, "ceiling {} ms ahead", a.ceiling - now);
+    let ceiling = renew(&mut c, &a, now + year).unwrap();
+    assert!(ceiling <= now + 86_400_000 + 30_000 + 60_000, "ceiling {} ms ahead", ceiling - now);
 }

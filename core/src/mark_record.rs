@@ -50,13 +50,13 @@ impl Kind {
 }
 
 /// Version 2 (48 bytes) appends the reference and wall clocks, version 3
-/// (80 bytes) a registry lease (epoch, floor, ceiling, timeline); 0.2.0 wrote version
+/// (88 bytes) a registry lease (epoch, floor, ceiling, timeline, token); 0.2.0 wrote version
 /// 1 (32 bytes), which redo still reads after an upgrade. A mark without a
 /// registry lease is still written as version 2.
 const VERSION: u8 = 3;
 const V1_LEN: usize = 32;
 const V2_LEN: usize = 48;
-pub const RECORD_LEN: usize = 80;
+pub const RECORD_LEN: usize = 88;
 
 /// Serialises a mark: version, bits, padding, epoch, worker id, lease,
 /// reference, wall, and with a registry lease its epoch, floor, ceiling. A
@@ -78,6 +78,7 @@ pub fn encode(stored: &Stored) -> Vec<u8> {
         out[56..64].copy_from_slice(&r.floor.to_le_bytes());
         out[64..72].copy_from_slice(&r.ceiling.to_le_bytes());
         out[72..80].copy_from_slice(&r.timeline.to_le_bytes());
+        out[80..88].copy_from_slice(&r.token.to_le_bytes());
     }
     out
 }
@@ -112,6 +113,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
             floor: word(56),
             ceiling: word(64),
             timeline: word(72),
+            token: word(80),
         }),
     })
 }
@@ -157,10 +159,12 @@ mod tests {
     fn round_trip() {
         assert_eq!(encode(&sample()).len(), 48, "without a registry lease: version 2, as before");
         assert_eq!(decode(&encode(&sample())), Ok(sample()));
-        let leased =
-            Stored { registry: Some(RegistryLease { epoch: 3, floor: 5, ceiling: 30_005, timeline: 1 }), ..sample() };
+        let leased = Stored {
+            registry: Some(RegistryLease { epoch: 3, token: 9, floor: 5, ceiling: 30_005, timeline: 1 }),
+            ..sample()
+        };
         let record = encode(&leased);
-        assert_eq!((record[0], record.len()), (3, 80));
+        assert_eq!((record[0], record.len()), (3, 88));
         assert_eq!(decode(&record), Ok(leased));
         assert!(matches!(decode(&record[..48]), Err(Error::StateCorrupt { .. })));
     }

@@ -22,8 +22,13 @@ const VERSION: i64 = 3;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryLease {
-    /// The registry's fencing token for this grant.
+    /// The registry's count of grants of this worker id (for humans and
+    /// for a restart to name the lease it resumes).
     pub epoch: i64,
+    /// The registry's fencing token for this grant: random, so that a
+    /// registry that lost a grant (a crash without durable commits) cannot
+    /// hand the same epoch to another node and let both renew it.
+    pub token: i64,
     /// The first tick of the lease: above every ceiling granted before it.
     pub floor: i64,
     /// The last tick IDs may have: committed in the registry before it was
@@ -78,8 +83,8 @@ impl Stored {
             self.lease_until,
             clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
             self.registry.map_or(String::new(), |r| format!(
-                "registry_lease_epoch={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\nregistry_timeline={}\n",
-                r.epoch, r.floor, r.ceiling, r.timeline
+                "registry_lease_epoch={}\nregistry_token={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\nregistry_timeline={}\n",
+                r.epoch, r.token, r.floor, r.ceiling, r.timeline
             )),
             epoch::format_unix_ms(l.epoch_ms.saturating_add(self.lease_until)),
         )
@@ -109,14 +114,15 @@ impl Stored {
         };
         let registry = match (
             optional("registry_lease_epoch")?,
+            optional("registry_token")?,
             optional("registry_floor_tick")?,
             optional("registry_ceiling_tick")?,
             optional("registry_timeline")?,
         ) {
-            (Some(epoch), Some(floor), Some(ceiling), Some(timeline)) if version >= 3 => {
-                Some(RegistryLease { epoch, floor, ceiling, timeline })
+            (Some(epoch), Some(token), Some(floor), Some(ceiling), Some(timeline)) if version >= 3 => {
+                Some(RegistryLease { epoch, token, floor, ceiling, timeline })
             }
-            (None, None, None, None) if version < 3 => None,
+            (None, None, None, None, None) if version < 3 => None,
             _ => {
                 return Err(corrupt(format!(
                     "the registry lease is incomplete or unexpected in a version {version} file"
@@ -237,7 +243,7 @@ mod tests {
     #[test]
     fn a_registry_lease_round_trips_as_a_version_3_file() {
         let st = Stored {
-            registry: Some(RegistryLease { epoch: 4, floor: 100, ceiling: 30_100, timeline: 2 }),
+            registry: Some(RegistryLease { epoch: 4, token: -77, floor: 100, ceiling: 30_100, timeline: 2 }),
             ..stored(10, 12, DEFAULT_EPOCH_MS, 7, 1_000)
         };
         let text = st.render();
