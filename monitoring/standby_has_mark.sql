@@ -27,7 +27,7 @@ SELECT x.standbys_with_mark > 0 AS standby_has_mark,
                   min(CASE WHEN r.flush_lsn >= coalesce(s.mark_lsn, '0/0') THEN 0
                            ELSE pg_wal_lsn_diff(s.mark_lsn, r.flush_lsn) END) AS bytes_behind
              FROM pg_stat_replication r
-            WHERE r.state IN ('streaming', 'catchup')
+            WHERE r.state IN ('streaming', 'catchup') AND r.replay_lsn IS NOT NULL
               AND r.pid NOT IN (SELECT active_pid FROM pg_replication_slots
                                  WHERE slot_type = 'logical' AND active_pid IS NOT NULL)
        ) x;

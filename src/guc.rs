@@ -225,17 +225,28 @@ pub fn reserve_prefix() {
 
 /// The resource manager id, read once in the postmaster at preload.
 ///
-/// A value refused at start (not an integer, outside 128..255, or on
-/// PostgreSQL's list of taken ids) leaves the setting at its default, 187,
-/// and that is what is registered: the records this server wrote before
-/// (under the default, unless the id was changed on purpose) can still be
-/// replayed, so crash recovery and standbys keep working, while
+/// A value refused at start that is no id at all (not an integer in
+/// 128..255) leaves the setting at its default, 187, and that is what is
+/// registered: the records this server wrote before (under the default,
+/// unless the id was changed on purpose) can still be replayed, so crash
+/// recovery and standbys keep working, while
 /// `snowflake_nextval()` refuses, naming the bad value, so that no new
 /// record is written under an id the DBA did not choose. Registering
 /// nothing instead would make every WAL record of ours unreadable and
 /// stop the server at its next recovery.
 pub fn wal_rmgr_id() -> u8 {
-    u8::try_from(WAL_RMGR_ID_SETTING.get()).unwrap_or(DEFAULT_WAL_RMGR_ID as u8)
+    // An id on PostgreSQL's list of taken ids, refused by the check hook, is
+    // still the one this server's earlier WAL was written under (0.2.0
+    // accepted it): registered as written so that WAL replays, while IDs are
+    // refused until it is changed. Only a value that is no id at all
+    // (not an integer in 128..255) falls back to the default.
+    let written = START
+        .get()
+        .and_then(|s| s.written[index(WAL_RMGR_ID)].as_ref())
+        .and_then(|w| w.text.trim().parse::<i32>().ok())
+        .filter(|id| (128..=255).contains(id));
+    let id = written.unwrap_or_else(|| WAL_RMGR_ID_SETTING.get());
+    u8::try_from(id).unwrap_or(DEFAULT_WAL_RMGR_ID as u8)
 }
 
 /// Why a value cannot be used.

@@ -116,6 +116,10 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
         }
         let worker_id = if registry::used() { nextval::leased_worker_id() } else { fixed_worker_id };
         let Some(worker_id) = worker_id else { continue };
+        if !nextval::retry_failed_write(layout, worker_id) {
+            retry_at = Instant::now() + RETRY_AFTER_FAILURE;
+            continue;
+        }
         if let Err(e) = nextval::renew_if_due(layout, worker_id) {
             // Backends write the mark themselves when they need it, and fail
             // with the same error (58030) if it persists.

@@ -42,8 +42,12 @@ fn policy() -> Policy {
 }
 
 /// The layout and worker id, or the error that stops IDs being issued.
+#[track_caller]
 pub fn generator_settings() -> (Layout, i64) {
-    settings().unwrap_or_else(|r| r.raise())
+    match settings() {
+        Ok(settings) => settings,
+        Err(refusal) => refusal.raise(),
+    }
 }
 
 fn settings() -> Result<(Layout, i64), Refusal> {
@@ -422,6 +426,35 @@ fn read_refusal(e: ReadError) -> Refusal {
         ReadError::Invalid(e) => core_refusal(&e),
         ReadError::Io(e) => durable::read_failure_refusal(&e),
     }
+}
+
+/// After a failed write, the keeper tries the same mark again even while no
+/// IDs flow: `problem` shows the failure until a write succeeds, and an idle
+/// server would otherwise keep showing it after the disk is fixed. Writes
+/// the mark already written (nothing new is reserved); returns whether the
+/// failure is gone.
+pub fn retry_failed_write(layout: &Layout, worker_id: i64) -> bool {
+    if shmem::lock().write_failure.is_none() {
+        return true;
+    }
+    let _io = shmem::state_io();
+    let (written, clocks, lease) = {
+        let s = shmem::lock();
+        match s.generator {
+            Some(g) if s.written_lease >= 0 => (s.written_lease, g.clocks(), s.registry.lease),
+            _ => return false,
+        }
+    };
+    let stored = Stored {
+        layout: stored_layout(layout, worker_id),
+        lease_until: written,
+        clocks: Some(clocks),
+        registry: lease,
+    };
+    let outcome = durable::write(&stored);
+    let failure = outcome.as_ref().err().map(|e| shmem::ShortText::new(&e.to_string()));
+    shmem::lock().write_failure = failure;
+    outcome.is_ok()
 }
 
 /// The mark keeper's turn: writes the mark the core's lease rule asks for

@@ -52,6 +52,21 @@ fn standby_mark(replayed: Option<Stored>) -> Option<Stored> {
     Stored::later(replayed, durable::read().ok().flatten())
 }
 
+/// The end of the newest mark record, for comparing with standbys'
+/// positions. After a clean restart no mark has been written or replayed
+/// since start, yet the marks before it are in WAL that a standby may not
+/// have: the redo pointer of the latest checkpoint (the shutdown
+/// checkpoint's, at least) is after every one of them, so it stands in,
+/// never too early. NULL only when no mark was ever written here.
+fn mark_lsn(seen: u64, recovering: bool) -> Option<Lsn> {
+    if seen > 0 {
+        return Some(Lsn(seen));
+    }
+    let stored = !recovering && durable::read().ok().flatten().is_some();
+    // SAFETY: reads the shared redo pointer under its own spinlock.
+    stored.then(|| Lsn(unsafe { pgrx::pg_sys::GetRedoRecPtr() }))
+}
+
 /// The keeper's pid if that process is still there.
 fn live_pid(pid: i32) -> Option<i32> {
     // SAFETY: signal 0 only checks that the process exists.
@@ -154,7 +169,7 @@ fn snowflake_id_status() -> TableIterator<
         count(counters.leases),
         count(shared.map_or(0, |s| s.keeper_mark_writes)),
         recovering,
-        shared.filter(|s| s.mark_lsn > 0).map(|s| Lsn(s.mark_lsn)),
+        mark_lsn(shared.map_or(0, |s| s.mark_lsn), recovering),
         shared.and_then(|s| live_pid(s.keeper_pid)),
         problem,
         shared.and_then(|s| crate::wal::standby_wait_since(&s, now_ms)).map(to_timestamptz),

@@ -117,3 +117,42 @@ fn an_exhausted_timestamp_field_is_the_problem_also_after_a_restart() {
     cluster.restart();
     assert_problem_is_the_error(&cluster, "54000");
 }
+
+/// `problem` after an unwritable data directory recovers while
+/// the server is idle: the recorded write failure is cleared only by a
+/// successful write, and nothing writes on an idle server (the keeper stops
+/// renewing 10 s after the last ID). The keeper retries a failed write while idle,
+/// so the alert clears once the disk is fixed (it kept firing before).
+#[test]
+fn problem_clears_once_the_data_directory_is_writable_again_without_a_call() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let mut client = cluster.connect();
+    draw(&mut client, 100);
+    let data = cluster.data();
+    let chmod = |mode: &str| {
+        let ok = std::process::Command::new("chmod").args([mode, data.to_str().unwrap()]).status().expect("chmod");
+        assert!(ok.success());
+    };
+    chmod("0500");
+    let mut failed = false;
+    for _ in 0..200 {
+        if client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]).is_err() {
+            failed = true;
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let seen = problem(&cluster);
+    // Idle past the keeper's activity window, then the disk recovers.
+    thread::sleep(Duration::from_secs(15));
+    chmod("0700");
+    assert!(failed, "IDs kept flowing with an unwritable data directory");
+    assert!(seen.as_deref().is_some_and(|p| p.starts_with("58030")), "{seen:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut now = problem(&cluster);
+    while now.is_some() && std::time::Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(500));
+        now = problem(&cluster);
+    }
+    assert_eq!(now, None, "problem still reports the old write failure; snowflake_nextval() would succeed");
+}
