@@ -31,8 +31,8 @@ rust_version=$(rustc --version | awk '{print $2}')
 if [ "$(printf '%s\n%s\n' "$RUST_NEEDED" "${rust_version%%-*}" | sort -V | head -n 1)" != "$RUST_NEEDED" ]; then
     rust_missing "rustc $rust_version is too old."
 fi
-# libpq-dev: the mark keeper talks to a worker id registry through libpq (pq-sys links it).
-PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq-dev sudo libfaketime faketime procps strace postgresql-15-partman)
+# libpq5: the mark keeper opens libpq at run time to talk to a worker id registry.
+PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 sudo libfaketime faketime procps strace postgresql-15-partman)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
