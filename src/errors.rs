@@ -317,9 +317,9 @@ pub fn read_only_refusal(function: &str, when: &str, recovery: bool) -> Refusal 
 }
 
 /// Keeps Rust backtraces out of the errors clients receive. pgrx turns an
-/// ERROR that PostgreSQL raises below one of our calls into it (a
-/// statement_timeout in a wait, a division by zero while the planner hook
-/// plans) into a Rust panic and back, and attaches the backtrace captured on
+/// ERROR that PostgreSQL raises below one of our guarded calls into it (a
+/// statement_timeout in a wait, say; the planner hook has no guard) into a
+/// Rust panic and back, and attaches the backtrace captured on
 /// the way as the error's DETAIL whenever `RUST_BACKTRACE` is set in the
 /// server's environment: 30 lines of Rust frames in place of PostgreSQL's own
 /// error. PostgreSQL itself never sends a backtrace to a client.

@@ -19,31 +19,80 @@
 //!   hook calls `snowflake_decode_fields`, a bare ROW that the planner reduces
 //!   to the one accessor asked for.
 //!
-//! Every query of a server that loads the library passes through the hook, in
-//! every database. Where the extension is not installed it returns at once:
-//! a per-backend flag, looked up again after any change to `pg_proc` (which
-//! `CREATE`, `DROP` and `ALTER EXTENSION` all make).
+//! Every query of every database of a server that loads the library passes
+//! through this hook, so it must be invisible to the rest of PostgreSQL:
+//!
+//! * **Errors pass through untouched.** The hook is written as a C hook is:
+//!   no pgrx guard, and every PostgreSQL function it calls is declared here
+//!   without pgrx's wrapper (`raw`). An ERROR raised in the walk, in
+//!   `standard_planner` or in another extension's hook longjmps straight past
+//!   it to PostgreSQL's own handler with every field intact (context lines,
+//!   the message in the database's encoding, schema/table/datatype/constraint
+//!   names). pgrx's guard would catch it, turn it into a Rust panic and raise
+//!   a copy after the error context callbacks are gone. For the longjmp to be
+//!   sound, no value with a destructor is ever alive in these frames, and
+//!   nothing here can panic.
+//! * **No stack depth of its own.** The walk is a loop over a to-do list,
+//!   not a recursion: PostgreSQL's walker is asked only for a node's direct
+//!   children, so however deep the expression, the hook uses a few frames.
+//! * **No lock or catalog access of its own.** No "is the extension
+//!   installed" lookup: a function is looked up only when the query calls one
+//!   in FROM or under a field selection, and then by the OID the parser has
+//!   just resolved (a syscache hit); a twin is looked up only for a call of a
+//!   function named `snowflake_decode`.
+//! * **Cheap on big trees.** Constants, variables and parameters (the bulk of
+//!   a long `IN` list) are never queued.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ptr;
 
-use pgrx::pg_sys;
-use pgrx::prelude::*;
+use pgrx::pg_sys::{self, Node, NodeTag};
 
 static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
 
-const EXTENSION: &CStr = c"snowflake_id";
 const DECODE: &CStr = c"snowflake_decode";
 const ROWS_TWIN: &CStr = c"snowflake_decode_rows";
 const FIELDS_TWIN: &CStr = c"snowflake_decode_fields";
 
-/// Counts the `pg_proc` invalidations this backend has received: a cached
-/// answer is good while the count it was taken at is current. A count, not a
-/// flag, so that an invalidation arriving during the lookup itself is not lost.
-static mut PROC_CHANGES: u64 = 1;
-static mut CALLBACK_REGISTERED: bool = false;
-/// `PROC_CHANGES` when `INSTALLED` was looked up (0: never).
-static mut INSTALLED_AT: u64 = 0;
-static mut INSTALLED: bool = false;
+/// The PostgreSQL functions this module calls, declared without pgrx's
+/// guard (see the module's doc): an ERROR in any of them unwinds by longjmp
+/// through our frames exactly as through C. Signatures as in the headers of
+/// 15 to 18; since 16 the walkers are macros over `*_impl` functions.
+mod raw {
+    use std::ffi::{c_char, c_int, c_void};
+
+    use pgrx::pg_sys::{AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query};
+
+    pub type Walker = Option<unsafe extern "C-unwind" fn(*mut Node, *mut c_void) -> bool>;
+
+    extern "C-unwind" {
+        pub fn standard_planner(
+            parse: *mut Query,
+            query_string: *const c_char,
+            cursor_options: c_int,
+            bound_params: ParamListInfo,
+        ) -> *mut PlannedStmt;
+        #[cfg_attr(not(feature = "pg15"), link_name = "expression_tree_walker_impl")]
+        pub fn expression_tree_walker(node: *mut Node, walker: Walker, context: *mut c_void) -> bool;
+        #[cfg_attr(not(feature = "pg15"), link_name = "query_tree_walker_impl")]
+        pub fn query_tree_walker(query: *mut Query, walker: Walker, context: *mut c_void, flags: c_int) -> bool;
+        pub fn lappend(list: *mut List, datum: *mut c_void) -> *mut List;
+        pub fn get_func_name(funcid: Oid) -> *mut c_char;
+        pub fn get_func_namespace(funcid: Oid) -> Oid;
+        pub fn get_func_signature(funcid: Oid, argtypes: *mut *mut Oid, nargs: *mut c_int) -> Oid;
+        pub fn get_func_rettype(funcid: Oid) -> Oid;
+        pub fn get_func_retset(funcid: Oid) -> bool;
+        pub fn buildoidvector(oids: *const Oid, n: c_int) -> *mut pgrx::pg_sys::oidvector;
+        pub fn GetSysCacheOid(
+            cache_id: c_int,
+            oidcol: AttrNumber,
+            key1: Datum,
+            key2: Datum,
+            key3: Datum,
+            key4: Datum,
+        ) -> Oid;
+    }
+}
 
 /// Installs the hook; called from `_PG_init` in every process that loads the
 /// library (preloaded or not: decoding needs no shared memory).
@@ -55,97 +104,89 @@ pub fn install() {
     }
 }
 
-#[pg_guard]
+/// The hook. Deliberately not `#[pg_guard]` (see the module's doc).
 unsafe extern "C-unwind" fn plan(
     parse: *mut pg_sys::Query,
     query_string: *const c_char,
     cursor_options: c_int,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    if installed() {
-        // The top query's FROM here, every node below it through PostgreSQL's
-        // walker: `visit` is only ever entered from C, so an ERROR in the walk
-        // (stack depth, a catalog lookup) travels from its guard to the
-        // walker's FFI boundary as pgrx expects, never by longjmp over this frame.
-        swap_in_from(parse);
-        pg_sys::query_tree_walker(parse, Some(visit), std::ptr::null_mut(), 0);
-    }
+    swap_decoders(parse);
     match PREV_PLANNER {
-        Some(prev) => {
-            pg_sys::submodules::ffi::pg_guard_ffi_boundary(|| prev(parse, query_string, cursor_options, bound_params))
+        Some(prev) => prev(parse, query_string, cursor_options, bound_params),
+        None => raw::standard_planner(parse, query_string, cursor_options, bound_params),
+    }
+}
+
+/// Visits every node below `parse` (subqueries, CTEs, sublinks, function
+/// arguments), swapping the decoder in each FROM list and under each field
+/// selection. Depth-first from a to-do list in the planner's memory context
+/// (a PostgreSQL `List`, used as a stack): PostgreSQL's walkers only queue a
+/// node's direct children, so the C stack stays flat.
+unsafe fn swap_decoders(parse: *mut pg_sys::Query) {
+    let mut todo: *mut pg_sys::List = raw::lappend(ptr::null_mut(), parse.cast());
+    let todo_ptr: *mut *mut pg_sys::List = ptr::addr_of_mut!(todo);
+    while let Some(node) = pop(*todo_ptr) {
+        if (*node).type_ == NodeTag::T_Query {
+            let query: *mut pg_sys::Query = node.cast();
+            swap_in_from(query);
+            raw::query_tree_walker(query, Some(queue), todo_ptr.cast(), 0);
+            continue;
         }
-        None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+        if (*node).type_ == NodeTag::T_FieldSelect {
+            let arg: *mut Node = (*node.cast::<pg_sys::FieldSelect>()).arg.cast();
+            if !arg.is_null() && (*arg).type_ == NodeTag::T_FuncExpr {
+                let call: *mut pg_sys::FuncExpr = arg.cast();
+                if let Some(twin) = twin_of(call, FIELDS_TWIN, false) {
+                    (*call).funcid = twin;
+                }
+            }
+        }
+        raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
     }
 }
 
-/// Whether the extension is installed in this backend's database. The
-/// lookup is a catalog scan, so its answer is kept until `pg_proc` changes.
-unsafe fn installed() -> bool {
-    if !CALLBACK_REGISTERED {
-        // Registered in the backend rather than in _PG_init: the postmaster
-        // that preloads the library has no caches to invalidate.
-        pg_sys::CacheRegisterSyscacheCallback(
-            pg_sys::SysCacheIdentifier::PROCOID as c_int,
-            Some(proc_changed),
-            pg_sys::Datum::from(0),
-        );
-        CALLBACK_REGISTERED = true;
+/// Takes the last node off the to-do list.
+unsafe fn pop(todo: *mut pg_sys::List) -> Option<*mut Node> {
+    if todo.is_null() || (*todo).length <= 0 {
+        return None;
     }
-    if INSTALLED_AT != PROC_CHANGES {
-        let at = PROC_CHANGES;
-        INSTALLED = pg_sys::get_extension_oid(EXTENSION.as_ptr(), true) != pg_sys::InvalidOid;
-        INSTALLED_AT = at;
-    }
-    INSTALLED
+    // Shortening `length` is how PostgreSQL's own list_truncate drops cells.
+    (*todo).length -= 1;
+    Some((*(*todo).elements.add((*todo).length as usize)).ptr_value.cast())
 }
 
-/// Called by PostgreSQL for every invalidation of `pg_proc` entries (also
-/// for a full cache reset), in this backend's transaction or another's.
-#[pg_guard]
-unsafe extern "C-unwind" fn proc_changed(_arg: pg_sys::Datum, _cache: c_int, _hash: u32) {
-    PROC_CHANGES = PROC_CHANGES.wrapping_add(1).max(1);
-}
-
-/// Visits every node below a query (subqueries, CTEs, sublinks, function
-/// arguments): each query's FROM list and each field selection. The walker's
-/// callback, called by PostgreSQL only.
-#[pg_guard]
-unsafe extern "C-unwind" fn visit(node: *mut pg_sys::Node, context: *mut c_void) -> bool {
+/// The walker's callback: queues one child (`context` is the to-do list's
+/// address) and returns false so that the walker goes on to the next child.
+/// Leaves that can hold no call are not queued.
+unsafe extern "C-unwind" fn queue(node: *mut Node, context: *mut c_void) -> bool {
     if node.is_null() {
         return false;
     }
-    if pgrx::is_a(node, pg_sys::NodeTag::T_Query) {
-        let query: *mut pg_sys::Query = node.cast();
-        swap_in_from(query);
-        return pg_sys::query_tree_walker(query, Some(visit), context, 0);
-    }
-    if pgrx::is_a(node, pg_sys::NodeTag::T_FieldSelect) {
-        let arg: *mut pg_sys::Node = (*node.cast::<pg_sys::FieldSelect>()).arg.cast();
-        if pgrx::is_a(arg, pg_sys::NodeTag::T_FuncExpr) {
-            let call: *mut pg_sys::FuncExpr = arg.cast();
-            if let Some(twin) = twin_of(call, FIELDS_TWIN, false) {
-                (*call).funcid = twin;
-            }
+    match (*node).type_ {
+        NodeTag::T_Const | NodeTag::T_Var | NodeTag::T_Param => {}
+        _ => {
+            let todo = context.cast::<*mut pg_sys::List>();
+            *todo = raw::lappend(*todo, node.cast());
         }
     }
-    pg_sys::expression_tree_walker(node, Some(visit), context)
+    false
 }
 
 /// In one query's FROM list, replaces each lone call of `snowflake_decode`
 /// (without `WITH ORDINALITY`) by its set-returning twin.
 unsafe fn swap_in_from(query: *mut pg_sys::Query) {
-    let rtable = pgrx::PgList::<pg_sys::RangeTblEntry>::from_pg((*query).rtable);
-    for rte in rtable.iter_ptr() {
+    for rte in cells::<pg_sys::RangeTblEntry>((*query).rtable) {
         if (*rte).rtekind != pg_sys::RTEKind::RTE_FUNCTION || (*rte).funcordinality {
             continue;
         }
-        let functions = pgrx::PgList::<pg_sys::RangeTblFunction>::from_pg((*rte).functions);
-        if functions.len() != 1 {
+        let functions = (*rte).functions;
+        if functions.is_null() || (*functions).length != 1 {
             continue;
         }
-        let Some(rtfunc) = functions.get_ptr(0) else { continue };
+        let Some(rtfunc) = cells::<pg_sys::RangeTblFunction>(functions).next() else { continue };
         let expr = (*rtfunc).funcexpr;
-        if !pgrx::is_a(expr, pg_sys::NodeTag::T_FuncExpr) {
+        if expr.is_null() || (*expr).type_ != NodeTag::T_FuncExpr {
             continue;
         }
         let call: *mut pg_sys::FuncExpr = expr.cast();
@@ -156,29 +197,36 @@ unsafe fn swap_in_from(query: *mut pg_sys::Query) {
     }
 }
 
+/// The pointers a `List` holds, in order (an empty iterator for NIL).
+unsafe fn cells<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
+    let (elements, length) = if list.is_null() { (ptr::null_mut(), 0) } else { ((*list).elements, (*list).length) };
+    // SAFETY (of the closure): i < length, within the list's cell array.
+    (0..length.max(0) as usize).map(move |i| unsafe { (*elements.add(i)).ptr_value.cast::<T>() })
+}
+
 /// The twin named `twin` of the function `call` invokes, if that is a
 /// `snowflake_decode` with such a twin beside it (same schema and argument
 /// types, same result type, returning a set or not as `retset` says). Absent
-/// in a database still at an older version of the extension, so nothing is
-/// swapped there. Syscache lookups, only for functions in FROM or under a
-/// field selection.
+/// in a database without the extension, or still at an older version of it,
+/// so nothing is swapped there. Syscache lookups, only for functions in FROM
+/// or under a field selection.
 unsafe fn twin_of(call: *mut pg_sys::FuncExpr, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     let funcid = (*call).funcid;
-    let name = pg_sys::get_func_name(funcid);
+    let name = raw::get_func_name(funcid);
     if name.is_null() || CStr::from_ptr(name) != DECODE {
         return None;
     }
-    let mut argtypes: *mut pg_sys::Oid = std::ptr::null_mut();
+    let mut argtypes: *mut pg_sys::Oid = ptr::null_mut();
     let mut nargs: c_int = 0;
-    let rettype = pg_sys::get_func_signature(funcid, &mut argtypes, &mut nargs);
-    let oid = pg_sys::GetSysCacheOid(
+    let rettype = raw::get_func_signature(funcid, &mut argtypes, &mut nargs);
+    let oid = raw::GetSysCacheOid(
         pg_sys::SysCacheIdentifier::PROCNAMEARGSNSP as c_int,
         pg_sys::Anum_pg_proc_oid as pg_sys::AttrNumber,
         pg_sys::Datum::from(twin.as_ptr()),
-        pg_sys::Datum::from(pg_sys::buildoidvector(argtypes, nargs)),
-        pg_sys::Datum::from(pg_sys::get_func_namespace(funcid)),
+        pg_sys::Datum::from(raw::buildoidvector(argtypes, nargs)),
+        pg_sys::Datum::from(raw::get_func_namespace(funcid)),
         pg_sys::Datum::from(0),
     );
-    (oid != pg_sys::InvalidOid && pg_sys::get_func_retset(oid) == retset && pg_sys::get_func_rettype(oid) == rettype)
+    (oid != pg_sys::InvalidOid && raw::get_func_retset(oid) == retset && raw::get_func_rettype(oid) == rettype)
         .then_some(oid)
 }
