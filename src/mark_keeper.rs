@@ -71,6 +71,45 @@ pub fn stopping() -> bool {
     STOPPING.load(Ordering::Relaxed)
 }
 
+/// What the keeper does whenever its latch wakes it, in its main loop and in
+/// every wait inside a turn (the registry, a synchronous standby): what
+/// PostgreSQL's own background processes do in their loops
+/// (`HandleMainLoopInterrupts`). A ProcSignalBarrier is absorbed, or `DROP
+/// DATABASE`, `ALTER DATABASE ... SET TABLESPACE`, `DROP TABLESPACE` and
+/// pg_upgrade wait for this process for ever; the configuration is re-read
+/// after SIGHUP (`max_drift`, `synchronous_standby_names`);
+/// `pg_log_backend_memory_contexts()` is answered. Returns false once SIGTERM
+/// has arrived. A cancel (SIGINT) is left alone, as PostgreSQL's own
+/// processes leave it: there is no query to cancel.
+pub fn keep_going() -> bool {
+    answer_interrupts();
+    !stopping()
+}
+
+/// [`keep_going`] for the one wait that goes on after SIGTERM: releasing the
+/// registry lease at a clean stop runs until the call's own timeout.
+fn keep_going_after_sigterm() -> bool {
+    answer_interrupts();
+    true
+}
+
+fn answer_interrupts() {
+    // SAFETY: flags set by PostgreSQL's signal handlers in this process, and
+    // the functions its own processes call when they are set; this process
+    // holds no spinlock or LWLock at any of the waits that call this.
+    unsafe {
+        if pg_sys::ProcSignalBarrierPending != 0 {
+            pg_sys::ProcessProcSignalBarrier();
+        }
+        if BackgroundWorker::sighup_received() {
+            pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP);
+        }
+        if pg_sys::LogMemoryContextPending != 0 {
+            pg_sys::ProcessLogMemoryContextInterrupt();
+        }
+    }
+}
+
 #[pg_guard]
 #[no_mangle]
 pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
@@ -99,17 +138,11 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
             postmaster_died = true;
             break;
         }
-        if stopping() {
+        if !keep_going() {
             break;
         }
-        if BackgroundWorker::sighup_received() {
-            // max_drift (which sizes the lease) and synchronous_standby_names
-            // are reloadable; the keeper must see them as backends do.
-            // SAFETY: the standard reload in a background worker's main loop.
-            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
-        }
         if let Some(keeper) = lease_keeper.as_mut() {
-            keeper.turn(layout, || !stopping());
+            keeper.turn(layout, keep_going);
         }
         if Instant::now() < retry_at {
             continue;
@@ -137,7 +170,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
         // within the restart interval (IDs pause until then). Not when the
         // postmaster died: that is a crash, and the restart goes on within
         // the lease on disk.
-        keeper.release(layout);
+        keeper.release(layout, keep_going_after_sigterm);
     }
     // SAFETY: ends this background worker process; nothing of ours is held.
     unsafe { pg_sys::proc_exit(1) };

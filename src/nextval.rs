@@ -485,7 +485,8 @@ pub enum Writer {
     /// A backend: statement_timeout and pg_cancel_backend end the wait with
     /// an ERROR (no ID has been issued under the new mark yet).
     Query,
-    /// The mark keeper: SIGTERM ends the wait.
+    /// The mark keeper: SIGTERM ends the wait; barriers, reloads and
+    /// memory-context requests are answered while it lasts.
     Keeper,
 }
 
@@ -496,7 +497,7 @@ impl Writer {
                 crate::errors::check_for_interrupts();
                 true
             },
-            Writer::Keeper => || !crate::mark_keeper::stopping(),
+            Writer::Keeper => crate::mark_keeper::keep_going,
         }
     }
 }

@@ -430,12 +430,12 @@ impl Keeper {
     /// issued), then tells the registry, so the next holder starts right
     /// above it instead of a horizon ahead. Failing that, the lease simply
     /// goes stale.
-    pub fn release(&mut self, layout: &Layout) {
+    /// `keep_going` answers interrupts during the call and never stops it:
+    /// SIGTERM has been received already, so the call runs to its own timeout.
+    pub fn release(&mut self, layout: &Layout, keep_going: KeepGoing) {
         let shared = shmem::lock().registry;
         let (State::Held | State::Expired, Some(lease)) = (shared.state, shared.lease) else { return };
         let Some(last) = nextval::close_lease(layout) else { return };
-        // SIGTERM has been received already: wait out the call's own timeout.
-        let keep_going: KeepGoing = || true;
         let params = [
             Some(namespace()),
             Some(shared.worker_id.to_string()),
