@@ -82,6 +82,9 @@ pub fn only_on_major(major: u32, why: &str) -> bool {
 
 pub struct Cluster {
     dir: tempfile::TempDir,
+    /// The bin directory of this cluster's PostgreSQL: [`bin()`] unless
+    /// made by [`Cluster::init_with_bin`] (the old cluster of pg_upgrade).
+    bin: String,
     pub port: u16,
     /// Extra environment for the server process (libfaketime).
     env: Vec<(String, String)>,
@@ -115,7 +118,7 @@ impl Cluster {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
         // Room for several clusters per test process (primaries and standbys).
         let port = 56000 + (std::process::id() % 250) as u16 * 32 + NEXT_PORT.fetch_add(1, Ordering::Relaxed) % 32;
-        Cluster { dir, port, env: vec![], running: false }
+        Cluster { dir, bin: bin().to_string(), port, env: vec![], running: false }
     }
 
     /// Where this cluster listens, and `conf` after it, in postgresql.conf.
@@ -133,13 +136,38 @@ impl Cluster {
         self.append_conf(&lines.iter().map(String::as_str).collect::<Vec<_>>());
     }
 
+    /// One of this cluster's programs.
+    pub fn tool(&self, name: &str) -> String {
+        format!("{}/{name}", self.bin)
+    }
+
     /// initdb a new cluster with `conf` appended to postgresql.conf. Not started.
     pub fn init(conf: &[&str]) -> Cluster {
-        let c = Cluster::empty();
+        Cluster::init_with_bin(bin(), &[], conf)
+    }
+
+    /// [`Cluster::init`] with the PostgreSQL of `bin_dir` rather than the
+    /// server under test, and `initdb_args` added to initdb's.
+    pub fn init_with_bin(bin_dir: &str, initdb_args: &[&str], conf: &[&str]) -> Cluster {
+        let mut c = Cluster::empty();
+        c.bin = bin_dir.to_string();
         check(
             "initdb",
             run_as_postgres(
-                &[&tool("initdb"), "-D", c.data().to_str().unwrap(), "-A", "trust", "--no-sync", "-E", "UTF8"],
+                &[
+                    &[
+                        c.tool("initdb").as_str(),
+                        "-D",
+                        c.data().to_str().unwrap(),
+                        "-A",
+                        "trust",
+                        "--no-sync",
+                        "-E",
+                        "UTF8",
+                    ],
+                    initdb_args,
+                ]
+                .concat(),
                 &[],
             ),
         );
@@ -151,13 +179,14 @@ impl Cluster {
     /// (`pg_basebackup -R -X stream`), with its own port and socket and
     /// `conf` appended. Not started.
     pub fn standby_of(primary: &Cluster, conf: &[&str]) -> Cluster {
-        let c = Cluster::empty();
+        let mut c = Cluster::empty();
+        c.bin = primary.bin.clone();
         let (socket, port) = (primary.socket_dir().display().to_string(), primary.port.to_string());
         check(
             "pg_basebackup",
             run_as_postgres(
                 &[
-                    &tool("pg_basebackup"),
+                    &primary.tool("pg_basebackup"),
                     "-h",
                     &socket,
                     "-p",
@@ -184,7 +213,7 @@ impl Cluster {
         let data = self.data();
         check(
             "pg_ctl promote",
-            run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"], &[]),
+            run_as_postgres(&[&self.tool("pg_ctl"), "-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"], &[]),
         );
     }
 
@@ -257,9 +286,17 @@ impl Cluster {
     }
 
     pub fn start(&mut self) {
+        if let Err(stderr) = self.try_start() {
+            panic!("pg_ctl start failed: {stderr}\n--- server log ---\n{}", self.log());
+        }
+    }
+
+    /// Starts the server; on failure returns pg_ctl's message (the server
+    /// log says why).
+    pub fn try_start(&mut self) -> Result<(), String> {
         let out = run_as_postgres(
             &[
-                &tool("pg_ctl"),
+                &self.tool("pg_ctl"),
                 "-D",
                 self.data().to_str().unwrap(),
                 "-l",
@@ -272,16 +309,17 @@ impl Cluster {
             &self.env,
         );
         if !out.status.success() {
-            panic!("pg_ctl start failed: {}\n--- server log ---\n{}", String::from_utf8_lossy(&out.stderr), self.log());
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
         self.running = true;
+        Ok(())
     }
 
     pub fn stop(&mut self) {
         if self.running {
             let data = self.data();
             let out =
-                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"], &[]);
+                run_as_postgres(&[&self.tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"], &[]);
             check("pg_ctl stop", out);
             self.running = false;
         }
@@ -292,11 +330,19 @@ impl Cluster {
     pub fn stop_immediate(&mut self) {
         if self.running {
             let data = self.data();
-            let out =
-                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
+            let out = run_as_postgres(
+                &[&self.tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"],
+                &[],
+            );
             check("pg_ctl stop -m immediate", out);
             self.running = false;
         }
+    }
+
+    /// Another program (pg_upgrade) may start this cluster's server: stop
+    /// whatever runs there when the cluster is dropped, also on failure.
+    pub fn stop_on_drop(&mut self) {
+        self.running = true;
     }
 
     pub fn restart(&mut self) {
@@ -382,8 +428,10 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if self.running {
             let data = self.data();
-            let _ =
-                run_as_postgres(&[&tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"], &[]);
+            let _ = run_as_postgres(
+                &[&self.tool("pg_ctl"), "-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"],
+                &[],
+            );
         }
     }
 }
