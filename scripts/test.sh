@@ -23,7 +23,7 @@ FULL_MAJORS=${FULL_MAJORS:-"15 18"}
 # On 16 and 17: generation, restarts and crashes, replication and failover,
 # the upgrade from 0.1.0, how close IDs stay to the clock, and what monitoring
 # sees (wait events differ by major).
-SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy monitoring)
+SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle)
 export PG_MAJORS
 
 started=$SECONDS
