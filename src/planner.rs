@@ -120,13 +120,13 @@ unsafe extern "C-unwind" fn plan(
 
 /// Visits every node below `parse` (subqueries, CTEs, sublinks, function
 /// arguments), swapping the decoder in each FROM list and under each field
-/// selection. Depth-first from a to-do list in the planner's memory context
-/// (a PostgreSQL `List`, used as a stack): PostgreSQL's walkers only queue a
-/// node's direct children, so the C stack stays flat.
+/// selection. Depth-first from a to-do list ([`Todo`]): PostgreSQL's walkers
+/// only queue a node's direct children, so the C stack stays flat.
 unsafe fn swap_decoders(parse: *mut pg_sys::Query) {
-    let mut todo: *mut pg_sys::List = raw::lappend(ptr::null_mut(), parse.cast());
-    let todo_ptr: *mut *mut pg_sys::List = ptr::addr_of_mut!(todo);
-    while let Some(node) = pop(*todo_ptr) {
+    let mut todo = Todo { near: [ptr::null_mut(); Todo::NEAR], len: 0, spill: ptr::null_mut() };
+    let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
+    (*todo_ptr).push(parse.cast());
+    while let Some(node) = (*todo_ptr).pop() {
         if (*node).type_ == NodeTag::T_Query {
             let query: *mut pg_sys::Query = node.cast();
             swap_in_from(query);
@@ -146,29 +146,72 @@ unsafe fn swap_decoders(parse: *mut pg_sys::Query) {
     }
 }
 
-/// Takes the last node off the to-do list.
-unsafe fn pop(todo: *mut pg_sys::List) -> Option<*mut Node> {
-    if todo.is_null() || (*todo).length <= 0 {
-        return None;
-    }
-    // Shortening `length` is how PostgreSQL's own list_truncate drops cells.
-    (*todo).length -= 1;
-    Some((*(*todo).elements.add((*todo).length as usize)).ptr_value.cast())
+/// The nodes still to visit: up to [`Todo::NEAR`] on the C stack (a typical
+/// query never needs more at once, and then the walk allocates nothing),
+/// the rest in a PostgreSQL `List` in the planner's memory context. Nothing
+/// here has a destructor (see the module's doc).
+struct Todo {
+    near: [*mut Node; Todo::NEAR],
+    len: usize,
+    spill: *mut pg_sys::List,
 }
 
-/// The walker's callback: queues one child (`context` is the to-do list's
-/// address) and returns false so that the walker goes on to the next child.
-/// Leaves that can hold no call are not queued.
+impl Todo {
+    const NEAR: usize = 64;
+
+    unsafe fn push(&mut self, node: *mut Node) {
+        match self.near.get_mut(self.len) {
+            Some(slot) => {
+                *slot = node;
+                self.len += 1;
+            }
+            None => self.spill = raw::lappend(self.spill, node.cast()),
+        }
+    }
+
+    unsafe fn pop(&mut self) -> Option<*mut Node> {
+        let spill = self.spill;
+        if !spill.is_null() && (*spill).length > 0 {
+            // Shortening `length` is how PostgreSQL's own list_truncate drops cells.
+            (*spill).length -= 1;
+            return Some((*(*spill).elements.add((*spill).length as usize)).ptr_value.cast());
+        }
+        self.len = self.len.checked_sub(1)?;
+        self.near.get(self.len).copied()
+    }
+}
+
+/// Whether a node can hold no call: constants, columns and parameters (the
+/// bulk of a long `IN` list), join-tree references, placeholders and sort
+/// clauses are never queued.
+fn is_leaf(tag: NodeTag) -> bool {
+    matches!(
+        tag,
+        NodeTag::T_Const
+            | NodeTag::T_Var
+            | NodeTag::T_Param
+            | NodeTag::T_RangeTblRef
+            | NodeTag::T_CaseTestExpr
+            | NodeTag::T_SortGroupClause
+    )
+}
+
+/// The walker's callback: queues one child (`context` is the [`Todo`]) and
+/// returns false so that the walker goes on to the next child. A list's
+/// members are queued at once, saving the walker a call for the list.
 unsafe extern "C-unwind" fn queue(node: *mut Node, context: *mut c_void) -> bool {
     if node.is_null() {
         return false;
     }
-    match (*node).type_ {
-        NodeTag::T_Const | NodeTag::T_Var | NodeTag::T_Param => {}
-        _ => {
-            let todo = context.cast::<*mut pg_sys::List>();
-            *todo = raw::lappend(*todo, node.cast());
+    let todo = context.cast::<Todo>();
+    if (*node).type_ == NodeTag::T_List {
+        for member in cells::<Node>(node.cast()) {
+            if !member.is_null() && !is_leaf((*member).type_) {
+                (*todo).push(member);
+            }
         }
+    } else if !is_leaf((*node).type_) {
+        (*todo).push(node);
     }
     false
 }
