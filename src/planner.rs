@@ -38,8 +38,9 @@
 //! * **No lock or catalog access of its own.** No "is the extension
 //!   installed" lookup: a function is looked up only when the query calls one
 //!   in FROM or under a field selection, and then by the OID the parser has
-//!   just resolved (a syscache hit); a twin is looked up only for a call of a
-//!   function named `snowflake_decode`.
+//!   just resolved (a syscache hit); a twin (and the extension both belong
+//!   to, in `pg_depend`) is looked up only for a call of a function named
+//!   `snowflake_decode`, once per backend until `pg_proc` changes.
 //! * **Cheap on big trees.** Constants, variables and parameters (the bulk of
 //!   a long `IN` list) are never queued.
 
@@ -61,7 +62,7 @@ const FIELDS_TWIN: &CStr = c"snowflake_decode_fields";
 mod raw {
     use std::ffi::{c_char, c_int, c_void};
 
-    use pgrx::pg_sys::{AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query};
+    use pgrx::pg_sys::{AclMode, AclResult, AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query};
 
     pub type Walker = Option<unsafe extern "C-unwind" fn(*mut Node, *mut c_void) -> bool>;
 
@@ -83,6 +84,17 @@ mod raw {
         pub fn get_func_rettype(funcid: Oid) -> Oid;
         pub fn get_func_retset(funcid: Oid) -> bool;
         pub fn buildoidvector(oids: *const Oid, n: c_int) -> *mut pgrx::pg_sys::oidvector;
+        pub fn getExtensionOfObject(class_id: Oid, object_id: Oid) -> Oid;
+        pub fn GetUserId() -> Oid;
+        #[cfg(feature = "pg15")]
+        pub fn pg_proc_aclcheck(proc_oid: Oid, roleid: Oid, mode: AclMode) -> AclResult::Type;
+        #[cfg(not(feature = "pg15"))]
+        pub fn object_aclcheck(classid: Oid, objectid: Oid, roleid: Oid, mode: AclMode) -> AclResult::Type;
+        pub fn CacheRegisterSyscacheCallback(
+            cacheid: c_int,
+            func: Option<unsafe extern "C-unwind" fn(Datum, c_int, u32)>,
+            arg: Datum,
+        );
         pub fn GetSysCacheOid(
             cache_id: c_int,
             oidcol: AttrNumber,
@@ -249,16 +261,77 @@ unsafe fn cells<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
 
 /// The twin named `twin` of the function `call` invokes, if that is a
 /// `snowflake_decode` with such a twin beside it (same schema and argument
-/// types, same result type, returning a set or not as `retset` says). Absent
-/// in a database without the extension, or still at an older version of it,
-/// so nothing is swapped there. Syscache lookups, only for functions in FROM
-/// or under a field selection.
+/// types, same result type, returning a set or not as `retset` says) and
+/// both belong to one extension: a function of a user's that happens to be
+/// named like ours is never swapped, nor ours for a twin someone planted in a
+/// schema others may create in (a database at an older version of the
+/// extension has no twins of its own). The current user must be allowed to
+/// execute both, so privileges stay those of the function the query names.
+/// Lookups only for functions named `snowflake_decode` in FROM or under a
+/// field selection; the twin is remembered per backend until `pg_proc`
+/// changes.
 unsafe fn twin_of(call: *mut pg_sys::FuncExpr, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     let funcid = (*call).funcid;
     let name = raw::get_func_name(funcid);
     if name.is_null() || CStr::from_ptr(name) != DECODE {
         return None;
     }
+    let twin = remembered_twin(funcid, twin, retset)?;
+    (may_execute(funcid) && may_execute(twin)).then_some(twin)
+}
+
+/// Counts the `pg_proc` invalidations this backend has received: a
+/// remembered twin is good while the count it was found at is current.
+static mut PROC_CHANGES: u64 = 1;
+static mut CALLBACK_REGISTERED: bool = false;
+
+/// Twins found in this backend: (`snowflake_decode`'s OID, `retset`, the
+/// twin or `InvalidOid`), all found at `TWINS_AT`. A handful at most: one
+/// decoder per schema the extension was ever created in.
+static mut TWINS: [(pg_sys::Oid, bool, pg_sys::Oid); 8] = [(pg_sys::InvalidOid, false, pg_sys::InvalidOid); 8];
+static mut TWINS_LEN: usize = 0;
+static mut TWINS_AT: u64 = 0;
+
+unsafe fn remembered_twin(funcid: pg_sys::Oid, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
+    if !CALLBACK_REGISTERED {
+        // In the backend, not in _PG_init: the postmaster has no caches.
+        raw::CacheRegisterSyscacheCallback(
+            pg_sys::SysCacheIdentifier::PROCOID as c_int,
+            Some(proc_changed),
+            pg_sys::Datum::from(0),
+        );
+        CALLBACK_REGISTERED = true;
+    }
+    let twins = &mut *ptr::addr_of_mut!(TWINS);
+    if TWINS_AT != PROC_CHANGES {
+        TWINS_LEN = 0;
+        TWINS_AT = PROC_CHANGES;
+    }
+    if let Some(&(_, _, found)) = twins.iter().take(TWINS_LEN).find(|(f, r, _)| *f == funcid && *r == retset) {
+        return (found != pg_sys::InvalidOid).then_some(found);
+    }
+    let at = PROC_CHANGES;
+    let found = find_twin(funcid, twin, retset).unwrap_or(pg_sys::InvalidOid);
+    // Not kept if pg_proc changed during the lookup itself.
+    if at == PROC_CHANGES && TWINS_AT == at {
+        if TWINS_LEN == twins.len() {
+            TWINS_LEN = 0;
+        }
+        if let Some(slot) = twins.get_mut(TWINS_LEN) {
+            *slot = (funcid, retset, found);
+            TWINS_LEN += 1;
+        }
+    }
+    (found != pg_sys::InvalidOid).then_some(found)
+}
+
+/// Called by PostgreSQL for every invalidation of `pg_proc` entries (also
+/// for a full cache reset), in this backend's transaction or another's.
+unsafe extern "C-unwind" fn proc_changed(_arg: pg_sys::Datum, _cache: c_int, _hash: u32) {
+    PROC_CHANGES = PROC_CHANGES.wrapping_add(1).max(1);
+}
+
+unsafe fn find_twin(funcid: pg_sys::Oid, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     let mut argtypes: *mut pg_sys::Oid = ptr::null_mut();
     let mut nargs: c_int = 0;
     let rettype = raw::get_func_signature(funcid, &mut argtypes, &mut nargs);
@@ -270,6 +343,21 @@ unsafe fn twin_of(call: *mut pg_sys::FuncExpr, twin: &CStr, retset: bool) -> Opt
         pg_sys::Datum::from(raw::get_func_namespace(funcid)),
         pg_sys::Datum::from(0),
     );
-    (oid != pg_sys::InvalidOid && raw::get_func_retset(oid) == retset && raw::get_func_rettype(oid) == rettype)
+    if oid == pg_sys::InvalidOid || raw::get_func_retset(oid) != retset || raw::get_func_rettype(oid) != rettype {
+        return None;
+    }
+    let extension = raw::getExtensionOfObject(pg_sys::ProcedureRelationId, funcid);
+    (extension != pg_sys::InvalidOid && raw::getExtensionOfObject(pg_sys::ProcedureRelationId, oid) == extension)
         .then_some(oid)
+}
+
+/// Whether the current user may execute function `funcid`, as the planner
+/// asks before it inlines one.
+unsafe fn may_execute(funcid: pg_sys::Oid) -> bool {
+    let mode = pg_sys::ACL_EXECUTE as pg_sys::AclMode;
+    #[cfg(feature = "pg15")]
+    let result = raw::pg_proc_aclcheck(funcid, raw::GetUserId(), mode);
+    #[cfg(not(feature = "pg15"))]
+    let result = raw::object_aclcheck(pg_sys::ProcedureRelationId, funcid, raw::GetUserId(), mode);
+    result == pg_sys::AclResult::ACLCHECK_OK
 }

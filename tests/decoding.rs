@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{sql_error, Cluster};
+use common::{describe, sql_error, Cluster};
 
 /// Layouts to check (epoch, worker_bits, sequence_bits): the default,
 /// JS-safe, Discord's, all-sequence and all-worker.
@@ -355,5 +355,78 @@ fn errors_while_planning_carry_no_rust_backtrace() {
         let e = sql_error(&mut client, sql);
         assert!(e.code == "22003" || e.code == "22012", "{sql}: {e:?}");
         assert_eq!(e.detail, "", "{sql}: {e:?}");
+    }
+}
+
+/// The swap never calls a function the extension did not create: in a
+/// database without the extension, a user's own `snowflake_decode` with
+/// functions of the twins' names and signatures beside it (planted by
+/// another role, who may create in `public`) is planned as PostgreSQL plans
+/// it, and the planted functions never run.
+#[test]
+fn the_hook_swaps_only_to_twins_of_the_extension() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 6"]);
+    let mut owner = cluster.connect();
+    owner
+        .batch_execute(
+            "CREATE TYPE parts AS (ts bigint, worker int);
+             CREATE FUNCTION snowflake_decode(id bigint) RETURNS parts LANGUAGE sql IMMUTABLE
+               AS 'SELECT row(id >> 22, ((id >> 12) & 1023)::int)::parts';
+             CREATE TABLE t AS SELECT (g::bigint << 22) | (7 << 12) AS id FROM generate_series(1, 10) g;
+             CREATE ROLE planter LOGIN;
+             GRANT CREATE ON SCHEMA public TO planter;
+             SET ROLE planter;
+             CREATE FUNCTION snowflake_decode_fields(id bigint) RETURNS parts LANGUAGE plpgsql
+               AS $$BEGIN RAISE EXCEPTION 'planted code ran as %', current_user; END$$;
+             CREATE FUNCTION snowflake_decode_rows(id bigint) RETURNS SETOF parts LANGUAGE plpgsql
+               AS $$BEGIN RAISE EXCEPTION 'planted code ran as %', current_user; END$$;
+             RESET ROLE;",
+        )
+        .unwrap();
+    let field: i64 = owner
+        .query_one("SELECT sum((snowflake_decode(id)).ts + (snowflake_decode(id)).worker)::bigint FROM t", &[])
+        .unwrap_or_else(|e| panic!("field form: {}", describe(&e)))
+        .get(0);
+    assert_eq!(field, 55 + 70);
+    let from: i64 = owner
+        .query_one("SELECT sum(d.ts)::bigint FROM t, snowflake_decode(t.id) d", &[])
+        .unwrap_or_else(|e| panic!("FROM form: {}", describe(&e)))
+        .get(0);
+    assert_eq!(from, 55);
+}
+
+/// Privileges are those of the function the query names: a role refused
+/// `snowflake_decode` is refused in the swapped forms too, and a role
+/// allowed it (and the accessors) but not the twins still decodes.
+#[test]
+fn the_swap_keeps_the_privileges_of_the_function_named() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 6"]);
+    let mut su = cluster.connect();
+    su.batch_execute(
+        "CREATE TABLE t AS SELECT snowflake_nextval() AS id FROM generate_series(1, 10);
+         CREATE ROLE refused LOGIN; CREATE ROLE allowed LOGIN;
+         GRANT SELECT ON t TO refused, allowed;
+         REVOKE EXECUTE ON FUNCTION snowflake_decode(bigint) FROM public;
+         REVOKE EXECUTE ON FUNCTION snowflake_decode_fields(bigint), snowflake_decode_rows(bigint) FROM public;
+         GRANT EXECUTE ON FUNCTION snowflake_decode(bigint) TO allowed;",
+    )
+    .unwrap();
+    let as_role = |role: &str| {
+        let mut cfg = cluster.config();
+        cfg.user(role);
+        cfg.connect(postgres::NoTls).expect("connect")
+    };
+    let mut refused = as_role("refused");
+    for sql in ["SELECT (snowflake_decode(id)).ts FROM t", "SELECT d.ts FROM t, snowflake_decode(t.id) d"] {
+        let e = refused.query(sql, &[]).expect_err(sql);
+        let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+        assert_eq!(db.code().code(), "42501", "{sql}: {}", describe(&e));
+        assert!(db.message().ends_with("function snowflake_decode"), "{sql}: {}", describe(&e));
+    }
+    let mut allowed = as_role("allowed");
+    for sql in ["SELECT count((snowflake_decode(id)).ts) FROM t", "SELECT count(d.ts) FROM t, snowflake_decode(t.id) d"]
+    {
+        let n: i64 = allowed.query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0);
+        assert_eq!(n, 10, "{sql}");
     }
 }
