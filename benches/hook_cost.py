@@ -142,25 +142,60 @@ def one_run(cluster, preload, seconds):
         cluster.stop()
 
 
-def instructions(cluster, preload, queries):
-    """Instructions a single-user backend executes for `queries` select-only
-    statements (each parsed, planned and run), counted by valgrind: exact and
+def select_only(queries):
+    return "".join(f"SELECT abalance FROM pgbench_accounts WHERE aid = {1 + (i * 7919) % (SCALE * 100000)};\n"
+                   for i in range(queries))
+
+
+def in_list(queries):
+    values = ",".join(str(i) for i in range(1, IN_LIST + 1))
+    return f"EXPLAIN (COSTS OFF) SELECT 1 FROM pgbench_branches WHERE bid IN ({values});\n" * queries
+
+
+def instructions(cluster, preload, script, db="postgres"):
+    """Instructions a single-user backend executes for `script` (each
+    statement parsed, planned and run), counted by valgrind: exact and
     untouched by other work on the machine, unlike any timing here."""
     mode = cluster.data / "mode.conf"
     mode.write_text(f"shared_preload_libraries = '{'snowflake_id' if preload else ''}'\n"
                     f"dynamic_library_path = '{cluster.library.parent}:$libdir'\n")
-    script = "".join(f"SELECT abalance FROM pgbench_accounts WHERE aid = {1 + (i * 7919) % (SCALE * 100000)};\n"
-                     for i in range(queries))
     out = subprocess.run(
         as_postgres("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                    BIN / "postgres", "--single", "-D", cluster.data, "postgres"),
+                    BIN / "postgres", "--single", "-D", cluster.data, db),
         input=script, capture_output=True, text=True, check=True)
     return int(re.search(r"I\s+refs:\s+([0-9,]+)", out.stderr).group(1).replace(",", ""))
 
 
-def instructions_per_query(cluster, preload, small=2000, large=12000):
+def instructions_per_query(cluster, preload, make=select_only, small=2000, large=12000, db="postgres"):
     """The difference of two run lengths: startup and shutdown cancel out."""
-    return (instructions(cluster, preload, large) - instructions(cluster, preload, small)) / (large - small)
+    return ((instructions(cluster, preload, make(large), db) - instructions(cluster, preload, make(small), db))
+            / (large - small))
+
+
+IN_LIST = 100_000
+
+
+def in_list_planning_ms(cluster, preload, repetitions):
+    """Median planning time (EXPLAIN's "Planning Time") of a query with an
+    IN list of IN_LIST constants, in a database without the extension and in
+    one with it (`snowflake_ext`, where the hook also looks for decoders).
+    The hook walks every node of the query; a long IN list is the biggest
+    tree a user commonly writes."""
+    cluster.start(preload)
+    try:
+        values = ",".join(str(i) for i in range(1, IN_LIST + 1))
+        statement = f"EXPLAIN (SUMMARY ON, COSTS OFF) SELECT 1 FROM pgbench_branches WHERE bid IN ({values});\n"
+        medians = {}
+        for db in ("postgres", "snowflake_ext"):
+            script = statement * (repetitions + 3)
+            out = run(as_postgres(BIN / "psql", *cluster.conn_args(), "-d", db, "-X", "-At", "-v", "ON_ERROR_STOP=1"),
+                      input=script).stdout
+            times = [float(t) for t in re.findall(r"Planning Time: ([0-9.]+) ms", out)][3:]
+            assert len(times) == repetitions, out[-2000:]
+            medians[db] = statistics.median(times)
+        return medians
+    finally:
+        cluster.stop()
 
 
 def machine():
@@ -190,6 +225,7 @@ def main():
     ap.add_argument("--label", default="", help="what build this is, for the report")
     ap.add_argument("--ir-only", action="store_true", help="only count instructions (no pgbench runs, no report)")
     ap.add_argument("--no-docs", action="store_true")
+    ap.add_argument("--in-list-repetitions", type=int, default=15)
     args = ap.parse_args()
     library = Path(args.library).resolve()
     assert library.is_file(), library
@@ -199,6 +235,11 @@ def main():
         cluster.start(False)
         cluster.sql("CREATE EXTENSION pg_prewarm")
         cluster.pgbench("-i", "-q", "-s", SCALE)
+        # A database with the extension, for the IN-list planning figures
+        # (created without the preload: decoding needs none).
+        cluster.sql("CREATE DATABASE snowflake_ext TEMPLATE postgres")
+        run(as_postgres(BIN / "psql", *cluster.conn_args(), "-d", "snowflake_ext", "-X", "-c",
+                        "CREATE EXTENSION snowflake_id"))
         version = cluster.sql("SELECT version()").split(",")[0]
         cluster.stop()
         tps = {False: [], True: []}
@@ -214,8 +255,21 @@ def main():
             cpu[preload].append(c)
             print(f"run {i + 1:2}/{len(order)}: {'preloaded' if preload else 'not loaded'}: {t:,.0f} tps, "
                   f"{c:.2f} us server CPU per transaction, load average {os.getloadavg()[0]:.1f}", flush=True)
+        planning = {False: {"postgres": [], "snowflake_ext": []}, True: {"postgres": [], "snowflake_ext": []}}
+        for preload in [] if args.ir_only else [False, True, True, False, False, True]:
+            for db, ms in in_list_planning_ms(cluster, preload, args.in_list_repetitions).items():
+                planning[preload][db].append(ms)
+            print(f"IN list of {IN_LIST:,}: {'preloaded' if preload else 'not loaded'}: "
+                  f"{planning[preload]['postgres'][-1]:.2f} ms planning, "
+                  f"{planning[preload]['snowflake_ext'][-1]:.2f} ms with the extension", flush=True)
         ir = {preload: instructions_per_query(cluster, preload) for preload in (False, True)}
         print(f"instructions per statement: not loaded {ir[False]:,.0f}, preloaded {ir[True]:,.0f}", flush=True)
+        ir_in = {(False, "postgres"): instructions_per_query(cluster, False, in_list, 1, 3)}
+        for db in ("postgres", "snowflake_ext"):
+            ir_in[(True, db)] = instructions_per_query(cluster, True, in_list, 1, 3, db)
+        print("instructions per IN-list EXPLAIN (parse and plan): " +
+              ", ".join(f"{'preloaded' if p else 'not loaded'} in {db} {n:,.0f}" for (p, db), n in ir_in.items()),
+              flush=True)
     finally:
         cluster.remove()
     if args.ir_only:
@@ -259,7 +313,37 @@ def main():
         f"| preloaded | {ir[True]:,.0f} | {ir[True] - ir[False]:+,.0f} ({(ir[True] - ir[False]) / ir[False]:+.2%}) |",
         "",
         "A single-user backend has no client protocol, so the share is larger than under pgbench: an upper bound.",
+        "",
+        f"Planning a query with an IN list of {IN_LIST:,} constants "
+        "(`EXPLAIN (SUMMARY ON) SELECT 1 FROM pgbench_branches WHERE bid IN (1, 2, ...)`, the planner's own "
+        f"\"Planning Time\"), median of {args.in_list_repetitions} plans per server start, three starts each, "
+        "alternating; the hook walks every node of a query, and this is the largest tree users commonly write:",
+        "",
+        "| library | database | planning ms (per start) | median | vs not loaded |",
+        "|---|---|---|---:|---:|",
     ]
+    base = statistics.median(planning[False]["postgres"])
+    for preload, db, label in ((False, "postgres", "without the extension"),
+                               (True, "postgres", "without the extension"),
+                               (True, "snowflake_ext", "with the extension")):
+        v = planning[preload][db]
+        m = statistics.median(v)
+        lines.append(f"| {'preloaded' if preload else 'not loaded'} | {label} | "
+                     f"{', '.join(f'{x:.2f}' for x in v)} | {m:.2f} | {(m - base) / base:+.1%} |")
+    base_ir = ir_in[(False, "postgres")]
+    lines += [
+        "",
+        "The same statement's instructions (parse and plan, counted by valgrind in a single-user backend, the "
+        "difference of 3 and 1 statements): exact, where the timings move with the machine's load:",
+        "",
+        "| library | database | instructions per statement | the hook's toll |",
+        "|---|---|---:|---:|",
+        f"| not loaded | without the extension | {base_ir:,.0f} | – |",
+    ]
+    for db, label in (("postgres", "without the extension"), ("snowflake_ext", "with the extension")):
+        n = ir_in[(True, db)]
+        lines.append(f"| preloaded | {label} | {n:,.0f} | {n - base_ir:+,.0f} ({(n - base_ir) / base_ir:+.2%}) |")
+    lines += ["", "Target: planning within 5% of the time without the library."]
     text = "\n".join(lines)
     print(text)
     if not args.no_docs:
