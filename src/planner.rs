@@ -35,12 +35,14 @@
 //! * **No stack depth of its own.** The walk is a loop over a to-do list,
 //!   not a recursion: PostgreSQL's walker is asked only for a node's direct
 //!   children, so however deep the expression, the hook uses a few frames.
-//! * **No lock or catalog access of its own.** No "is the extension
-//!   installed" lookup: a function is looked up only when the query calls one
-//!   in FROM or under a field selection, and then by the OID the parser has
-//!   just resolved (a syscache hit); a twin (and the extension both belong
-//!   to, in `pg_depend`) is looked up only for a call of a function named
-//!   `snowflake_decode`, once per backend until `pg_proc` changes.
+//! * **No catalog access for queries that do not decode.** No "is the
+//!   extension installed" lookup (0.3.0 locked `pg_extension` at each
+//!   session's first query): a function is looked up only when the query
+//!   calls one in FROM or under a field selection, and then by the OID the
+//!   parser has just resolved (a syscache hit). Only a call of a function
+//!   named `snowflake_decode` there makes the hook look up its twin and the
+//!   extension both belong to (`pg_depend`, under an AccessShareLock), once
+//!   per transaction.
 //! * **Cheap on big trees.** Constants, variables and parameters (the bulk of
 //!   a long `IN` list) are never queued.
 
@@ -62,7 +64,9 @@ const FIELDS_TWIN: &CStr = c"snowflake_decode_fields";
 mod raw {
     use std::ffi::{c_char, c_int, c_void};
 
-    use pgrx::pg_sys::{AclMode, AclResult, AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query};
+    use pgrx::pg_sys::{
+        AclMode, AclResult, AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query, TimestampTz,
+    };
 
     pub type Walker = Option<unsafe extern "C-unwind" fn(*mut Node, *mut c_void) -> bool>;
 
@@ -86,6 +90,7 @@ mod raw {
         pub fn buildoidvector(oids: *const Oid, n: c_int) -> *mut pgrx::pg_sys::oidvector;
         pub fn getExtensionOfObject(class_id: Oid, object_id: Oid) -> Oid;
         pub fn GetUserId() -> Oid;
+        pub fn GetCurrentTransactionStartTimestamp() -> TimestampTz;
         #[cfg(feature = "pg15")]
         pub fn pg_proc_aclcheck(proc_oid: Oid, roleid: Oid, mode: AclMode) -> AclResult::Type;
         #[cfg(not(feature = "pg15"))]
@@ -123,25 +128,33 @@ unsafe extern "C-unwind" fn plan(
     cursor_options: c_int,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    swap_decoders(parse);
-    match PREV_PLANNER {
+    let swapped = swap_decoders(parse);
+    let planned = match PREV_PLANNER {
         Some(prev) => prev(parse, query_string, cursor_options, bound_params),
         None => raw::standard_planner(parse, query_string, cursor_options, bound_params),
+    };
+    if swapped && !planned.is_null() {
+        // The swap was allowed for this user (see `twin_of`): a cached plan
+        // must be made again for another, as for row-level security.
+        (*planned).dependsOnRole = true;
     }
+    planned
 }
 
 /// Visits every node below `parse` (subqueries, CTEs, sublinks, function
 /// arguments), swapping the decoder in each FROM list and under each field
 /// selection. Depth-first from a to-do list ([`Todo`]): PostgreSQL's walkers
-/// only queue a node's direct children, so the C stack stays flat.
-unsafe fn swap_decoders(parse: *mut pg_sys::Query) {
+/// only queue a node's direct children, so the C stack stays flat. Returns
+/// whether it swapped anything.
+unsafe fn swap_decoders(parse: *mut pg_sys::Query) -> bool {
+    let mut swapped = false;
     let mut todo = Todo { near: [ptr::null_mut(); Todo::NEAR], len: 0, spill: ptr::null_mut() };
     let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
     (*todo_ptr).push(parse.cast());
     while let Some(node) = (*todo_ptr).pop() {
         if (*node).type_ == NodeTag::T_Query {
             let query: *mut pg_sys::Query = node.cast();
-            swap_in_from(query);
+            swapped |= swap_in_from(query);
             raw::query_tree_walker(query, Some(queue), todo_ptr.cast(), 0);
             continue;
         }
@@ -151,11 +164,13 @@ unsafe fn swap_decoders(parse: *mut pg_sys::Query) {
                 let call: *mut pg_sys::FuncExpr = arg.cast();
                 if let Some(twin) = twin_of(call, FIELDS_TWIN, false) {
                     (*call).funcid = twin;
+                    swapped = true;
                 }
             }
         }
         raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
     }
+    swapped
 }
 
 /// The nodes still to visit: up to [`Todo::NEAR`] on the C stack (a typical
@@ -229,8 +244,10 @@ unsafe extern "C-unwind" fn queue(node: *mut Node, context: *mut c_void) -> bool
 }
 
 /// In one query's FROM list, replaces each lone call of `snowflake_decode`
-/// (without `WITH ORDINALITY`) by its set-returning twin.
-unsafe fn swap_in_from(query: *mut pg_sys::Query) {
+/// (without `WITH ORDINALITY`) by its set-returning twin; returns whether
+/// it did.
+unsafe fn swap_in_from(query: *mut pg_sys::Query) -> bool {
+    let mut swapped = false;
     for rte in cells::<pg_sys::RangeTblEntry>((*query).rtable) {
         if (*rte).rtekind != pg_sys::RTEKind::RTE_FUNCTION || (*rte).funcordinality {
             continue;
@@ -248,8 +265,10 @@ unsafe fn swap_in_from(query: *mut pg_sys::Query) {
         if let Some(twin) = twin_of(call, ROWS_TWIN, true) {
             (*call).funcid = twin;
             (*call).funcretset = true;
+            swapped = true;
         }
     }
+    swapped
 }
 
 /// The pointers a `List` holds, in order (an empty iterator for NIL).
@@ -268,8 +287,8 @@ unsafe fn cells<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
 /// extension has no twins of its own). The current user must be allowed to
 /// execute both, so privileges stay those of the function the query names.
 /// Lookups only for functions named `snowflake_decode` in FROM or under a
-/// field selection; the twin is remembered per backend until `pg_proc`
-/// changes.
+/// field selection; the twin is remembered for the rest of the transaction,
+/// or until `pg_proc` changes. The plan then depends on the user (`plan`).
 unsafe fn twin_of(call: *mut pg_sys::FuncExpr, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     let funcid = (*call).funcid;
     let name = raw::get_func_name(funcid);
@@ -286,11 +305,13 @@ static mut PROC_CHANGES: u64 = 1;
 static mut CALLBACK_REGISTERED: bool = false;
 
 /// Twins found in this backend: (`snowflake_decode`'s OID, `retset`, the
-/// twin or `InvalidOid`), all found at `TWINS_AT`. A handful at most: one
+/// twin or `InvalidOid`), all found at `TWINS_AT` in the transaction that
+/// started at `TWINS_TRANSACTION`. A handful at most: one
 /// decoder per schema the extension was ever created in.
 static mut TWINS: [(pg_sys::Oid, bool, pg_sys::Oid); 8] = [(pg_sys::InvalidOid, false, pg_sys::InvalidOid); 8];
 static mut TWINS_LEN: usize = 0;
 static mut TWINS_AT: u64 = 0;
+static mut TWINS_TRANSACTION: pg_sys::TimestampTz = 0;
 
 unsafe fn remembered_twin(funcid: pg_sys::Oid, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     if !CALLBACK_REGISTERED {
@@ -303,9 +324,13 @@ unsafe fn remembered_twin(funcid: pg_sys::Oid, twin: &CStr, retset: bool) -> Opt
         CALLBACK_REGISTERED = true;
     }
     let twins = &mut *ptr::addr_of_mut!(TWINS);
-    if TWINS_AT != PROC_CHANGES {
+    // Membership changes (ALTER EXTENSION ... ADD/DROP) touch pg_depend, not
+    // pg_proc: what was found holds for one transaction at most.
+    let transaction = raw::GetCurrentTransactionStartTimestamp();
+    if TWINS_AT != PROC_CHANGES || TWINS_TRANSACTION != transaction {
         TWINS_LEN = 0;
         TWINS_AT = PROC_CHANGES;
+        TWINS_TRANSACTION = transaction;
     }
     if let Some(&(_, _, found)) = twins.iter().take(TWINS_LEN).find(|(f, r, _)| *f == funcid && *r == retset) {
         return (found != pg_sys::InvalidOid).then_some(found);
