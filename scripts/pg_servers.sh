@@ -6,6 +6,11 @@
 #                                            major with pgrx, print "<major> <bindir> <version>"
 #   bash scripts/pg_servers.sh --bindir 17   print the bin dir of an installed major (no install)
 #   bash scripts/pg_servers.sh --pg-config 17   print its pg_config
+#   bash scripts/pg_servers.sh --regress-tree 18   print a source tree of installed 18 (17 or 18)
+#                                            in which `make -C src/test/regress installcheck`
+#                                            runs PostgreSQL's regression suite against a
+#                                            server of that install; built once and cached
+#                                            under $SNOWFLAKE_PG_CACHE/regress/pg18
 #
 #   PG_MAJORS="15 18"   the majors to install (default: 15 16 17 18)
 #   SNOWFLAKE_PG_CACHE  where 16, 17 and 18 live (default /var/cache/snowflake_id as root)
@@ -191,6 +196,59 @@ install_pgserver() {
     rm -rf "$tmp"
 }
 
+# A tree of major $1's source (17 or 18, the majors built from source here)
+# for PostgreSQL's own regression suite (scripts/core_regress.sh): the same
+# tarball and configure options as the installed server, so that the suite's
+# C module (regress.so) fits that server and pg_regress runs its psql. Builds
+# only what `make -C src/test/regress installcheck` needs (generated headers,
+# libpgport/libpgcommon, libpq, pg_regress, regress.so, contrib/spi's
+# refint.so and autoinc.so), about a minute on 2 cores; the tree is kept and a
+# second call only prints its path.
+regress_tree() {
+    local major=$1 prefix tarball version dir stamp want log
+    case "$major" in
+    17 | 18) ;;
+    *) die "--regress-tree: only 17 and 18 are built from source here; $major has no source tree" ;;
+    esac
+    installed "$major" || die "PostgreSQL $major is not installed; run: PG_MAJORS=$major bash scripts/pg_servers.sh"
+    prefix=$(prefix_of "$major")
+    dir="$CACHE/regress/pg$major"
+    stamp="$dir/.regress-tree"
+    mkdir -p "$CACHE/regress"
+    exec 8>"$CACHE/regress/.lock-pg$major"
+    flock 8
+    tarball=$(orig_tarball "$major")
+    # postgresql-18_18.1.orig.tar.bz2 -> 18.1: the installed server's version,
+    # or the expected outputs may not be that server's.
+    version=$(basename "$tarball" .orig.tar.bz2)
+    version=${version#*_}
+    "$prefix/bin/pg_config" --version | grep -qx "PostgreSQL $version" ||
+        die "the installed $("$prefix/bin/pg_config" --version) is not the tarball's $version; reinstall it: rm -rf $prefix && PG_MAJORS=$major bash scripts/pg_servers.sh"
+    want="$(basename "$tarball") --prefix=$prefix --without-icu --without-readline"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/src/test/regress/pg_regress" ]; then
+        echo "$dir"
+        return 0
+    fi
+    apt_install gcc make perl bison flex zlib1g-dev
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log="$CACHE/regress/pg$major.log"
+    say "building the regression suite of $(basename "$tarball") in $dir (about a minute; log: $log)"
+    tar -xjf "$tarball" -C "$dir" --strip-components=1
+    # Configured exactly like build_from_source; then only the suite's parts.
+    if ! (
+        cd "$dir" &&
+            ./configure --prefix="$prefix" --without-icu --without-readline &&
+            make -C src/interfaces/libpq -j"$(nproc)" &&
+            make -C src/test/regress -j"$(nproc)"
+    ) >"$log" 2>&1; then
+        tail -n 30 "$log" >&2
+        die "building the regression suite of PostgreSQL $major failed (full log: $log)"
+    fi
+    echo "$want" >"$stamp"
+    echo "$dir"
+}
+
 ensure() {
     local major=$1
     installed "$major" && return 0
@@ -230,8 +288,14 @@ case "${1:-}" in
     if [ "$1" = --bindir ]; then bindir_of "$2"; else echo "$(bindir_of "$2")/pg_config"; fi
     exit 0
     ;;
+--regress-tree)
+    [ $# -eq 2 ] || die "usage: $0 $1 <major>"
+    [ "$(id -u)" = 0 ] || say "not root: building the tree under $CACHE may fail"
+    regress_tree "$2"
+    exit 0
+    ;;
 "") ;;
-*) die "usage: $0 [--bindir <major> | --pg-config <major>]" ;;
+*) die "usage: $0 [--bindir <major> | --pg-config <major> | --regress-tree <major>]" ;;
 esac
 
 [ "$(id -u)" = 0 ] || say "not root: installing anything missing will fail (apt)"
