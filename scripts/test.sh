@@ -2,12 +2,18 @@
 # Runs every test: style and the core's unit and property tests (no
 # PostgreSQL) once, then for each PostgreSQL major the #[pg_test] functions
 # inside a server and the integration tests in tests/ that start their own
-# servers. Installs what is missing first (scripts/setup.sh).
+# servers, and on the newest major PostgreSQL's own regression suite with the
+# library loaded, compared with a run without it. Installs what is missing
+# first (scripts/setup.sh).
 #
 #   PG_MAJORS="15 16 17 18"   the majors to test (default: all four)
 #   FULL_MAJORS="15 18"       the majors that run every integration test; the
 #                             others run SUBSET_TESTS. 15 and 18 are the oldest
 #                             and the newest supported.
+#   CORE_REGRESS_MAJORS="18"  the majors whose own regression suite (make
+#                             installcheck of its source) runs with the library
+#                             and without it, compared (scripts/core_regress.sh;
+#                             17 or 18: the majors built from source here).
 #   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default about 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
@@ -20,6 +26,7 @@ cd "$(dirname "$0")/.."
 ALL_MAJORS="15 16 17 18"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
 FULL_MAJORS=${FULL_MAJORS:-"15 18"}
+CORE_REGRESS_MAJORS=${CORE_REGRESS_MAJORS:-18}
 # On 16 and 17: generation, restarts and crashes, replication and failover,
 # the upgrade from 0.1.0, how close IDs stay to the clock, and what monitoring
 # sees (wait events differ by major).
@@ -95,6 +102,12 @@ test_major() {
     # The released 0.1.0 install script, for the upgrade test (pgrx copies only
     # upgrade scripts, named extension--from--to.sql).
     install -m 644 sql/snowflake_id--0.1.0.sql "$("$pg_config" --sharedir)/extension/" || return 1
+
+    # After the plain install: the #[pg_test] build adds the test schema's functions.
+    if [[ " $CORE_REGRESS_MAJORS " == *" $major "* ]]; then
+        block "$version: PostgreSQL's own regression suite, with the library as without it (scripts/core_regress.sh)"
+        bash scripts/core_regress.sh "$major" || return 1
+    fi
 
     if [[ " $FULL_MAJORS " == *" $major "* ]]; then
         block "$version: every integration test, real servers through real connections"
