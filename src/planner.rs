@@ -146,6 +146,7 @@ unsafe extern "C-unwind" fn plan(
 /// selection. Depth-first from a to-do list ([`Todo`]): PostgreSQL's walkers
 /// only queue a node's direct children, so the C stack stays flat. Returns
 /// whether it swapped anything.
+#[inline(never)] // its to-do list is gone from the stack before the planner recurses
 unsafe fn swap_decoders(parse: *mut pg_sys::Query) -> bool {
     let mut swapped = false;
     let mut todo = Todo { near: [ptr::null_mut(); Todo::NEAR], len: 0, spill: ptr::null_mut() };

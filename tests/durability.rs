@@ -338,7 +338,10 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     assert!(drift <= 40, "drift {drift} ms went past max_drift");
 
     // A waiting burst is cancelled by statement_timeout, cleanly...
-    client.batch_execute("SET statement_timeout = '300ms'").unwrap();
+    // Long enough that the draw reaches max_drift and waits (16 IDs per ms,
+    // 20 ms of drift) even on a loaded machine, where a mark write alone can
+    // take 300 ms; far shorter than the million IDs take.
+    client.batch_execute("SET statement_timeout = '2s'").unwrap();
     let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)");
     assert_eq!(e.code, "57014", "{e:?}");
     client.batch_execute("RESET statement_timeout").unwrap();
@@ -505,7 +508,10 @@ fn a_cancelled_wait_looks_like_postgresql_s_own_cancel() {
     // The first ID pays for starting the generator and the first fsync, which
     // on a loaded machine can take the whole timeout before any wait.
     client.query_one("SELECT snowflake_nextval()", &[]).unwrap();
-    client.batch_execute("SET statement_timeout = '300ms'").unwrap();
+    // Long enough that the draw reaches max_drift and waits (16 IDs per ms,
+    // 20 ms of drift) even on a loaded machine, where a mark write alone can
+    // take 300 ms; far shorter than the million IDs take.
+    client.batch_execute("SET statement_timeout = '2s'").unwrap();
     let e = sql_error(&mut client, "SELECT count(snowflake_nextval()) FROM generate_series(1, 1000000)");
     assert_eq!(e.code, "57014", "{e:?}");
     assert_eq!(e.message, "canceling statement due to statement timeout");
