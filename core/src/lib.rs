@@ -10,6 +10,7 @@ pub mod generator;
 pub mod layout;
 pub mod mark_record;
 pub mod state_file;
+mod utc;
 
 pub use error::{Error, StoredLayout};
 pub use generator::{Clocks, Counters, Decision, GeneratorState, Policy, Step};

@@ -1,4 +1,4 @@
-//! The lease rule over whole lives of a server pair: random sequences of
+//! The mark rule over whole lives of a server pair: random sequences of
 //! draws (single and bursts), clean restarts, crashes, promotions of a
 //! synchronous standby, clock steps back and set right, `advance_past`,
 //! keeper renewals and failed writes, played against the core exactly as the
@@ -7,9 +7,9 @@
 //!
 //! It checks safety (every ID above every earlier one, across restarts and
 //! failovers) and accuracy: the time part of an ID stays within
-//! `max_drift + lease` of the highest clock reading or `advance_past` point
+//! `max_drift` plus the mark's reach of the highest clock reading or `advance_past` point
 //! seen (plus a millisecond per restart that took no clock time), the mark
-//! within one lease of the generator's position (plus the burst, without
+//! within one reach of the generator's position (plus the burst, without
 //! `max_drift`), and once every clock is
 //! right and has caught up, IDs follow the clock again. 0.2.0's rule fails
 //! the accuracy check within a few restarts.
@@ -104,7 +104,7 @@ impl World {
         let server = || Server { offset: 0, mark: None };
         World {
             layout,
-            policy: Policy { max_drift_ms, lease_ms: 1_000 },
+            policy: Policy { max_drift_ms, mark_reach_ms: 1_000 },
             real: 1_000_000,
             servers: [server(), server()],
             primary: 0,
@@ -142,7 +142,7 @@ impl World {
         let mark = Mark { tick: target.max(old), clocks: Some(clocks) };
         self.servers[self.primary].mark = Some(mark);
         self.servers[1 - self.primary].mark = Some(mark);
-        g.extend_lease(mark.tick);
+        g.extend_mark(mark.tick);
         true
     }
 
@@ -175,7 +175,7 @@ impl World {
                     return Ok(true);
                 }
                 Step::Recheck { seen } => confirm = Some(seen),
-                Step::NeedLease { through, target } => {
+                Step::NeedMark { through, target } => {
                     prop_assert!(target >= through);
                     self.check_target(through, target)?;
                     if !self.write(target) {
@@ -219,7 +219,7 @@ impl World {
         Ok(())
     }
 
-    /// A mark, when it is sized for tick `tick`: at most a lease past the
+    /// A mark, when it is sized for tick `tick`: at most a reach past the
     /// generator's position (plus the burst past the reference, without
     /// `max_drift`).
     fn check_target(&self, tick: i64, target: i64) -> Result<(), TestCaseError> {
@@ -228,7 +228,7 @@ impl World {
         let clock = self.clock_high.max(now);
         let position = tick.max(g.reference()).max(clock);
         let burst = if self.policy.max_drift_ms > 0 { 0 } else { (tick - g.reference().max(clock)).max(0) };
-        let bound = position + self.policy.lease_ms + burst;
+        let bound = position + self.policy.mark_reach_ms + burst;
         prop_assert!(target <= bound, "mark {target} sized past {bound} (tick {tick}, reference {})", g.reference());
         Ok(())
     }
@@ -237,12 +237,12 @@ impl World {
     fn check(&self) -> Result<(), TestCaseError> {
         let Some(g) = self.generator.as_ref() else { return Ok(()) };
         let last_tick = g.last_counter() >> self.layout.sequence_bits();
-        let lease = self.policy.lease_ms;
+        let reach = self.policy.mark_reach_ms;
         if self.policy.max_drift_ms > 0 {
             prop_assert!(
-                g.lease_until() <= last_tick.max(g.reference()).max(self.clock_high) + lease,
-                "mark {} more than a lease past the position (last tick {last_tick}, reference {}, clock {})",
-                g.lease_until(),
+                g.mark() <= last_tick.max(g.reference()).max(self.clock_high) + reach,
+                "mark {} more than a reach past the position (last tick {last_tick}, reference {}, clock {})",
+                g.mark(),
                 g.reference(),
                 self.clock_high
             );
@@ -253,9 +253,9 @@ impl World {
         );
         if self.policy.max_drift_ms > 0 && self.highest >= 0 {
             let ahead = (self.highest >> self.layout.sequence_bits()) - self.seen;
-            let bound = self.policy.max_drift_ms + lease + self.restarts + self.set_rights * MAX_SKEWED_ADVANCE_MS;
+            let bound = self.policy.max_drift_ms + reach + self.restarts + self.set_rights * MAX_SKEWED_ADVANCE_MS;
             prop_assert!(ahead <= bound, "the last ID is {ahead} ms ahead of every clock reading (bound {bound})");
-            let mark_ahead = g.lease_until() - self.seen;
+            let mark_ahead = g.mark() - self.seen;
             prop_assert!(mark_ahead <= bound, "the mark is {mark_ahead} ms ahead of the reference");
         }
         Ok(())
@@ -301,14 +301,14 @@ fn run(max_drift_ms: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
     }
 
     // Every clock set right and given time to pass every ID issued so far:
-    // a new ID is at the clock again, and the mark a lease past it.
+    // a new ID is at the clock again, and the mark a reach past it.
     w.failing = false;
     w.servers.iter_mut().for_each(|s| s.offset = 0);
     // Without max_drift a burst may have pushed the durable mark (the next
     // start's floor) as far ahead as it liked: the clock must pass that too.
     let last_tick = w.highest >> w.layout.sequence_bits();
     let floor = if w.policy.max_drift_ms > 0 { 0 } else { w.servers[w.primary].mark.map_or(0, |m| m.tick + 1) };
-    w.real = w.real.max(w.seen).max(last_tick).max(floor) + w.policy.max_drift_ms + w.policy.lease_ms + w.restarts + 1;
+    w.real = w.real.max(w.seen).max(last_tick).max(floor) + w.policy.max_drift_ms + w.policy.mark_reach_ms + w.restarts + 1;
     prop_assert!(w.draw()?);
     let tick = w.highest >> w.layout.sequence_bits();
     prop_assert_eq!(tick, w.real, "the clock caught up but the ID is {} ms ahead", tick - w.real);
@@ -316,7 +316,7 @@ fn run(max_drift_ms: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
     w.real += 600;
     w.keeper()?;
     let g = w.generator.as_ref().expect("running");
-    prop_assert!(g.lease_until() <= w.real + w.policy.lease_ms, "mark {} ms ahead", g.lease_until() - w.real);
+    prop_assert!(g.mark() <= w.real + w.policy.mark_reach_ms, "mark {} ms ahead", g.mark() - w.real);
     Ok(())
 }
 
@@ -332,7 +332,7 @@ proptest! {
     }
 
     /// `max_drift = 0` never waits, so a burst may run as far ahead as it
-    /// likes; IDs stay unique and the mark still stays a lease from the position.
+    /// likes; IDs stay unique and the mark still stays a reach from the position.
     #[test]
     fn without_max_drift_ids_are_unique_and_the_mark_follows_the_position(
         ops in proptest::collection::vec(op(), 1..120),
@@ -344,7 +344,7 @@ proptest! {
 /// The scenario, deterministically: ten restarts in a row with one
 /// ID after each (0.2.0: 394 s ahead after ten).
 #[test]
-fn ten_restarts_in_a_row_stay_within_a_lease() {
+fn ten_restarts_in_a_row_stay_within_a_reach() {
     let mut w = World::new(1_000);
     for _ in 0..10 {
         w.draw().unwrap();
