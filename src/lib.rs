@@ -1,33 +1,30 @@
-//! snowflake_id: the PostgreSQL side. The layout math and the next-ID state
-//! machine live in the `snowflake_id_core` crate; this crate only binds them
-//! to settings (`guc`), shared memory (`shmem`, `spinlock`), the durable mark
-//! in the data directory (`durable`) and in WAL (`wal`), the worker that
-//! keeps it ahead (`mark_keeper`), the per-call driver (`nextval`) and SQL (`api`,
-//! `status`), turning core errors into SQLSTATEs (`errors`), and a planner
-//! hook that keeps decoding in FROM inlined (`planner`).
+//! snowflake_id: the PostgreSQL side. The layout math, the next-ID state
+//! machine and the registry lease's rule live in the `snowflake_id_core`
+//! crate; this crate binds them to PostgreSQL in layers, each using only
+//! those below it (docs/architecture.md draws them; `python3
+//! scripts/import_graph.py` checks there is no loop):
+//!
+//! 1. `pg`: adapters to PostgreSQL with no knowledge of the generator.
+//! 2. `settings`: every `snowflake_id.*` setting, its checks and its errors;
+//!    `refusal`: the core's errors as SQLSTATEs and hints.
+//! 3. `shmem`: all shared state; `mark`: the durable mark's storage (state
+//!    file and WAL).
+//! 4. `service`: the generator service (drawing IDs, writing the mark, the
+//!    node's side of the registry lease).
+//! 5. `worker`: the mark keeper and the registry keeper.
+//! 6. `api`: the SQL functions, the status view and the planner hook.
 
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
 mod api;
-mod clock;
-mod compat;
-mod durable;
-mod errors;
-mod guc;
-mod guc_check;
-mod guc_origin;
-mod log_limit;
-mod mark_keeper;
-mod nextval;
-mod planner;
-mod registry;
-mod registry_client;
+mod mark;
+mod pg;
+mod refusal;
+mod service;
+mod settings;
 mod shmem;
-mod spinlock;
-mod status;
-mod wait_event;
-mod wal;
+mod worker;
 
 ::pgrx::pg_module_magic!();
 
@@ -37,35 +34,34 @@ extension_sql_file!(
     name = "decode",
     requires = [
         "types",
-        api::snowflake_timestamp,
-        api::snowflake_worker_id,
-        api::snowflake_sequence,
-        api::snowflake_timestamp_with_layout,
-        api::snowflake_worker_id_with_layout,
-        api::snowflake_sequence_with_layout
+        api::functions::snowflake_timestamp,
+        api::functions::snowflake_worker_id,
+        api::functions::snowflake_sequence,
+        api::functions::snowflake_timestamp_with_layout,
+        api::functions::snowflake_worker_id_with_layout,
+        api::functions::snowflake_sequence_with_layout
     ]
 );
 extension_sql_file!(
     "../sql/convert.sql",
     name = "convert",
-    requires = [api::snowflake_nextval, api::snowflake_from_timestamp, status::snowflake_id_status]
+    requires =
+        [api::functions::snowflake_nextval, api::functions::snowflake_from_timestamp, api::status::snowflake_id_status]
 );
 extension_sql_file!("../sql/registry.sql", name = "registry");
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    errors::no_rust_backtraces_for_clients();
+    pg::report::no_rust_backtraces_for_clients();
     shmem::init();
-    guc::register(shmem::preloaded());
-    registry::register_settings(shmem::preloaded());
-    registry::decide_at_start(shmem::preloaded());
-    guc::reserve_prefix();
-    planner::install();
+    settings::register(shmem::preloaded());
+    settings::reserve_prefix();
+    api::planner::install();
     if shmem::preloaded() {
-        wal::register();
+        mark::wal::register();
         warn_about_settings();
-        mark_keeper::register();
+        worker::mark_keeper::register();
     }
 }
 
@@ -73,12 +69,12 @@ pub extern "C-unwind" fn _PG_init() {
 /// for a key generator); they are logged at start, and `snowflake_nextval()`
 /// refuses to issue IDs with the same message until they are fixed.
 fn warn_about_settings() {
-    let settings = guc::Settings::get();
+    let settings = settings::Settings::get();
     // One WARNING per bad setting, each naming where to fix it, so that one
     // restart can fix them all.
     let errors = settings.errors();
     for e in &errors {
-        let (_, hint) = errors::setting_error_code_and_hint(e);
+        let (_, hint) = settings::setting_error_code_and_hint(e);
         pgrx::pg_sys::panic::ErrorReport::new(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("snowflake_id: {}", e.line()),
@@ -88,7 +84,7 @@ fn warn_about_settings() {
         .set_hint(hint)
         .report(PgLogLevel::WARNING);
     }
-    if let (true, Some(problem)) = (errors.is_empty(), settings.problem(clock::now_unix_ms())) {
+    if let (true, Some(problem)) = (errors.is_empty(), settings.problem(pg::clock::now_unix_ms())) {
         ereport!(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
@@ -98,10 +94,10 @@ fn warn_about_settings() {
     }
     // A layout other than the one the state file records: said at start, not
     // only when the first ID is asked for.
-    let stored = durable::read().ok().flatten();
+    let stored = mark::file::read().ok().flatten();
     if let (Some(stored), Ok(layout)) = (stored, &settings.layout) {
         if stored.layout.layout() != *layout {
-            let (what, hint) = if guc::allow_layout_change() {
+            let (what, hint) = if settings::allow_layout_change() {
                 (
                     "is allowed",
                     "Stored IDs decode differently from now on; turn snowflake_id.allow_layout_change off again.",

@@ -3,7 +3,7 @@
 
 use pgrx::pg_sys;
 
-use crate::wait_event::{self, Wait};
+use super::wait_event::{self, Wait};
 
 /// Wall clock in Unix milliseconds, from `clock_gettime(CLOCK_REALTIME)`
 /// called through libc (so libfaketime shifts it in tests like every other

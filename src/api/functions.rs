@@ -4,8 +4,10 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::{Layout, Parts};
 
-use crate::errors::{raise, raise_core, raise_setting};
-use crate::{guc, nextval};
+use crate::pg::report::raise;
+use crate::refusal::raise_core;
+use crate::service::{advance, draw};
+use crate::settings::{self, raise_setting};
 
 /// The next ID of this server's shared generator.
 ///
@@ -16,7 +18,7 @@ use crate::{guc, nextval};
 /// WAL-logged.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_nextval() -> i64 {
-    nextval::next_id()
+    draw::next_id()
 }
 
 /// Moves this server's generator past `id`: every ID it issues afterwards is
@@ -29,7 +31,7 @@ fn snowflake_nextval() -> i64 {
 #[pg_extern(volatile, strict, parallel_unsafe, name = "snowflake_advance_past")]
 fn snowflake_advance_past_checked(id: i64, force: default!(bool, false)) -> i64 {
     require_superuser_to_advance();
-    nextval::advance_past(id, force)
+    advance::advance_past(id, force)
 }
 
 pub fn require_superuser_to_advance() {
@@ -142,7 +144,7 @@ fn snowflake_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
 }
 
 pub fn server_layout() -> Layout {
-    *guc::Settings::get().layout.as_ref().unwrap_or_else(|e| raise_setting(e))
+    *settings::Settings::get().layout.as_ref().unwrap_or_else(|e| raise_setting(e))
 }
 
 pub fn given_layout(epoch: TimestampWithTimeZone, worker_bits: i32, sequence_bits: i32) -> Layout {

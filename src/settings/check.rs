@@ -15,7 +15,9 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use snowflake_id_core::{epoch, Error};
 
-use crate::{clock, errors};
+use super::error::setting_code_and_hint;
+use super::names;
+use crate::pg::clock;
 
 /// The widest worker field (22 bits) holds ids up to this; which width is
 /// in force is checked at start.
@@ -89,7 +91,7 @@ unsafe fn in_error_context(text: &str) -> *mut c_char {
 /// Refused with 22023, the SQLSTATE of every refused setting in
 /// PostgreSQL, whatever code the same problem gets when IDs are refused.
 fn refuse_error(e: &Error, setting: &str) -> bool {
-    let (_, hint) = errors::setting_code_and_hint(e, setting, "");
+    let (_, hint) = setting_code_and_hint(e, setting, "");
     refuse(&e.to_string(), &hint)
 }
 
@@ -113,7 +115,7 @@ pub unsafe extern "C-unwind" fn check_worker_id(
     // SAFETY: as PostgreSQL calls a string check hook.
     match unsafe { offered(newval) }.map(|t| worker_id(&t)) {
         None | Some(Ok(_)) => true,
-        Some(Err(e)) => refuse_error(&e, crate::guc::WORKER_ID),
+        Some(Err(e)) => refuse_error(&e, names::WORKER_ID),
     }
 }
 
@@ -136,7 +138,7 @@ pub unsafe extern "C-unwind" fn check_epoch(
     });
     match checked {
         Ok(()) => true,
-        Err(e) => refuse_error(&e, crate::guc::EPOCH),
+        Err(e) => refuse_error(&e, names::EPOCH),
     }
 }
 

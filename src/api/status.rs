@@ -7,10 +7,13 @@ use pgrx::prelude::*;
 use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::Layout;
 
-use crate::api::to_timestamptz;
-use crate::clock::now_unix_ms;
-use crate::nextval::{self, in_recovery};
-use crate::{durable, guc, registry, shmem};
+use super::functions::to_timestamptz;
+use crate::mark::{file, wal};
+use crate::pg::clock::now_unix_ms;
+use crate::pg::recovery::in_recovery;
+use crate::service::draw;
+use crate::settings::{self, registry};
+use crate::shmem::{self, LeaseState, RegistryShared};
 
 type Ts = TimestampWithTimeZone;
 
@@ -49,7 +52,7 @@ unsafe impl SqlTranslatable for Lsn {
 /// A standby has no generator; its mark is the newest one replayed, or the
 /// state file's after a restart (redo keeps the file up to date).
 fn standby_mark(replayed: Option<Stored>) -> Option<Stored> {
-    Stored::later(replayed, durable::read().ok().flatten())
+    Stored::later(replayed, file::read().ok().flatten())
 }
 
 /// The end of the newest mark record, for comparing with standbys'
@@ -62,7 +65,7 @@ fn mark_lsn(seen: u64, recovering: bool) -> Option<Lsn> {
     if seen > 0 {
         return Some(Lsn(seen));
     }
-    let stored = !recovering && durable::read().ok().flatten().is_some();
+    let stored = !recovering && file::read().ok().flatten().is_some();
     // SAFETY: reads the shared redo pointer under its own spinlock.
     stored.then(|| Lsn(unsafe { pgrx::pg_sys::GetRedoRecPtr() }))
 }
@@ -116,7 +119,7 @@ fn snowflake_id_status() -> TableIterator<
         name!(registry_error, Option<String>),
     ),
 > {
-    let settings = guc::Settings::get();
+    let settings = settings::Settings::get();
     let layout = settings.layout.as_ref().ok().copied();
     let lease = shmem::preloaded().then(|| shmem::lock().registry);
     // With a registry the worker id in force is the lease's (none before one).
@@ -126,7 +129,7 @@ fn snowflake_id_status() -> TableIterator<
     };
     let shown_worker_id = if registry::used() { worker_id } else { settings.values.worker_id };
     let now_ms = now_unix_ms();
-    let problem = nextval::refusal().map(|r| r.summary());
+    let problem = draw::refusal().map(|r| r.summary());
     // Without the preload there is no shared memory to look at.
     let shared = shmem::preloaded().then(|| *shmem::lock());
     let g = shared.and_then(|s| s.generator);
@@ -142,10 +145,10 @@ fn snowflake_id_status() -> TableIterator<
         last_id = last.zip(worker_id).map(|(c, w)| layout.id_from_counter(c, w));
         logical_clock = last.map(|c| to_timestamptz(epoch + (c >> layout.sequence_bits())));
         drift_ms = last.map(|_| g.drift(&layout, now_ms - epoch).max(0));
-        durable_mark = (g.lease_until() >= 0).then(|| to_timestamptz(epoch + g.lease_until()));
+        durable_mark = (g.mark() >= 0).then(|| to_timestamptz(epoch + g.mark()));
     } else if recovering {
         durable_mark =
-            standby_mark(shared.and_then(|s| s.replayed)).map(|m| to_timestamptz(m.layout.epoch_ms + m.lease_until));
+            standby_mark(shared.and_then(|s| s.replayed)).map(|m| to_timestamptz(m.layout.epoch_ms + m.mark));
     }
     // Each layout value that could be read, even when another one is bad.
     let read = settings.values;
@@ -160,19 +163,19 @@ fn snowflake_id_status() -> TableIterator<
         to_timestamptz(now_ms),
         drift_ms,
         durable_mark,
-        guc::max_drift_ms(),
+        settings::max_drift_ms(),
         count(counters.issued),
         count(counters.borrowed_ms),
         count(counters.waits),
         count(counters.steps_back),
         counters.largest_step_back_ms,
-        count(counters.leases),
+        count(counters.mark_writes),
         count(shared.map_or(0, |s| s.keeper_mark_writes)),
         recovering,
         mark_lsn(shared.map_or(0, |s| s.mark_lsn), recovering),
         shared.and_then(|s| live_pid(s.keeper_pid)),
         problem,
-        shared.and_then(|s| crate::wal::standby_wait_since(&s, now_ms)).map(to_timestamptz),
+        shared.and_then(|s| wal::standby_wait_since(&s, now_ms)).map(to_timestamptz),
         lease_state(lease, layout, now_ms).name().to_string(),
         lease.and_then(|l| l.lease).map(|l| l.epoch),
         layout.zip(lease.and_then(|l| l.lease)).map(|(lay, l)| to_timestamptz(lay.epoch_ms() + l.floor)),
@@ -184,8 +187,8 @@ fn snowflake_id_status() -> TableIterator<
 
 /// Where the lease stands for a DBA: as the keeper left it, but a held
 /// lease whose ceiling the clock has passed is expired (IDs stop there).
-fn lease_state(lease: Option<registry::Shared>, layout: Option<Layout>, now_ms: i64) -> registry::State {
-    use registry::State;
+fn lease_state(lease: Option<RegistryShared>, layout: Option<Layout>, now_ms: i64) -> LeaseState {
+    use LeaseState as State;
     match (registry::used(), lease) {
         (false, _) | (_, None) => State::None,
         (true, Some(l)) => match (l.state, l.lease, layout) {

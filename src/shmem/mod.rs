@@ -1,6 +1,6 @@
 //! The generator's home in shared memory.
 //!
-//! A spinlock (PostgreSQL's `slock_t`, see `spinlock.rs`) guards the
+//! A spinlock (PostgreSQL's `slock_t`, see `pg/spinlock.rs`) guards the
 //! generator state rather than one compare-and-swap word: the state is several words (the counter,
 //! the durable mark, the clock-step bookkeeping and the counters the status
 //! view shows) that must change together, and the critical section is a
@@ -16,7 +16,17 @@ use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
 use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::GeneratorState;
 
-use crate::spinlock::{Guard, SpinLocked};
+use crate::pg::spinlock::{Guard, SpinLocked};
+
+pub mod lease;
+pub mod log_limit;
+pub mod short_text;
+
+pub use lease::{LeaseState, RegistryShared};
+pub use short_text::ShortText;
+
+/// How many topics `log_limit` keeps a time for.
+pub const LOG_TOPICS: usize = 4;
 
 /// The shared generator; `generator` is `None` until the first call after
 /// server start has read the durable mark.
@@ -28,10 +38,10 @@ pub struct Shared {
     pub started_unix_ms: i64,
     /// Durable-mark writes done by the mark keeper rather than by a query.
     pub keeper_mark_writes: u64,
-    /// The lease written to the state file and WAL. It becomes the
-    /// generator's usable lease once synchronous standbys (if any) have the
+    /// The mark written to the state file and WAL. It becomes the
+    /// generator's usable mark once synchronous standbys (if any) have the
     /// record; until then it is only a floor for the next start.
-    pub written_lease: i64,
+    pub written_mark: i64,
     /// End of the newest mark record written here, or replayed here.
     pub mark_lsn: u64,
     /// The newest mark replayed from WAL (crash recovery, a standby).
@@ -39,9 +49,9 @@ pub struct Shared {
     /// The mark keeper's pid while it runs, else 0.
     pub keeper_pid: i32,
     /// When the last rate-limited log line of each topic was sent (Unix ms).
-    pub logged_unix_ms: [i64; crate::log_limit::TOPICS],
+    pub logged_unix_ms: [i64; LOG_TOPICS],
     /// Since when (Unix ms) IDs wait for synchronous standbys, 0 if they do
-    /// not, and when a waiter last said it still waits (see `wal.rs`).
+    /// not, and when a waiter last said it still waits (see `mark/wal.rs`).
     pub standby_wait_since_unix_ms: i64,
     pub standby_wait_seen_unix_ms: i64,
     /// Why the last attempt to write the mark failed, until one succeeds:
@@ -49,41 +59,7 @@ pub struct Shared {
     /// view says so before a query finds out.
     pub write_failure: Option<ShortText>,
     /// The worker id's lease from a registry, when one is used.
-    pub registry: crate::registry::Shared,
-}
-
-/// A message kept in shared memory, which holds no pointers: up to
-/// [`ShortText::CAPACITY`] bytes of it, cut at a character boundary.
-#[derive(Clone, Copy)]
-pub struct ShortText {
-    len: u16,
-    bytes: [u8; ShortText::CAPACITY],
-}
-
-impl ShortText {
-    pub const CAPACITY: usize = 400;
-
-    pub fn new(text: &str) -> ShortText {
-        let mut len = text.len().min(Self::CAPACITY);
-        while !text.is_char_boundary(len) {
-            len -= 1;
-        }
-        let mut bytes = [0; Self::CAPACITY];
-        bytes[..len].copy_from_slice(&text.as_bytes()[..len]);
-        ShortText { len: len as u16, bytes }
-    }
-}
-
-impl std::fmt::Debug for ShortText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.to_string())
-    }
-}
-
-impl std::fmt::Display for ShortText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default())
-    }
+    pub registry: RegistryShared,
 }
 
 // SAFETY: plain old data with no pointers.
@@ -111,15 +87,15 @@ pub fn init() {
             generator: None,
             started_unix_ms: 0,
             keeper_mark_writes: 0,
-            written_lease: -1,
+            written_mark: -1,
             mark_lsn: 0,
             replayed: None,
             keeper_pid: 0,
-            logged_unix_ms: [0; crate::log_limit::TOPICS],
+            logged_unix_ms: [0; LOG_TOPICS],
             standby_wait_since_unix_ms: 0,
             standby_wait_seen_unix_ms: 0,
             write_failure: None,
-            registry: crate::registry::Shared::new(),
+            registry: RegistryShared::new(),
         })
     );
     pg_shmem_init!(STATE_IO);

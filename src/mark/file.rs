@@ -15,7 +15,9 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::state_file::Stored;
 use snowflake_id_core::Error;
 
-use crate::errors::{io_refusal, raise_io, Refusal};
+use crate::pg::report::Refusal;
+use crate::pg::wait_event::{self, Wait};
+use crate::refusal::{io_refusal, raise_io};
 use crate::shmem;
 
 pub use snowflake_id_core::state_file::FILE_NAME;
@@ -74,7 +76,7 @@ impl std::fmt::Display for WriteError {
 /// with the spinlock.
 pub fn write(stored: &Stored) -> Result<(), WriteError> {
     // The fsyncs are what a DBA would see this call wait on.
-    let _wait = crate::wait_event::report(crate::wait_event::Wait::MarkSync);
+    let _wait = wait_event::report(Wait::MarkSync);
     let dir = data_dir();
     let tmp = dir.join(format!("{FILE_NAME}.tmp"));
     fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {

@@ -2,7 +2,8 @@
 //! could otherwise repeat per ID: server-wide (in shared memory), so a
 //! hundred backends hitting the same fault still log it once per period.
 
-use crate::{clock, shmem};
+use crate::pg::clock;
+use crate::shmem;
 
 /// What a limited log line is about; each has its own period.
 #[derive(Clone, Copy)]
@@ -17,7 +18,8 @@ pub enum Topic {
     Registry = 3,
 }
 
-pub const TOPICS: usize = 4;
+// Every topic has its slot in shared memory.
+const _: () = assert!(Topic::Registry as usize + 1 == shmem::LOG_TOPICS);
 
 impl Topic {
     /// At most one line per this many ms.

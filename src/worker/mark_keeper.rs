@@ -11,7 +11,10 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-use crate::{guc, nextval, registry, shmem};
+use super::registry_keeper::RegistryKeeper;
+use crate::service::{lease, writer};
+use crate::settings::{self, registry};
+use crate::shmem;
 
 /// How often the keeper looks at the mark.
 const POLL: Duration = Duration::from_millis(100);
@@ -63,7 +66,7 @@ fn wait(poll: Duration) -> bool {
 }
 
 /// Whether SIGTERM has arrived, now or before (in this keeper process).
-pub fn stopping() -> bool {
+fn stopping() -> bool {
     use std::sync::atomic::Ordering;
     if BackgroundWorker::sigterm_received() {
         STOPPING.store(true, Ordering::Relaxed);
@@ -81,7 +84,7 @@ pub fn stopping() -> bool {
 /// `pg_log_backend_memory_contexts()` is answered. Returns false once SIGTERM
 /// has arrived. A cancel (SIGINT) is left alone, as PostgreSQL's own
 /// processes leave it: there is no query to cancel.
-pub fn keep_going() -> bool {
+fn keep_going() -> bool {
     answer_interrupts();
     !stopping()
 }
@@ -119,7 +122,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // "snowflake_id mark keeper", and the wait event while it waits for a
     // standby), and pg_terminate_backend() reaches it. It reads no catalog.
     BackgroundWorker::connect_worker_to_spi(None, None);
-    let settings = guc::Settings::get();
+    let settings = settings::Settings::get();
     let fixed_worker_id = settings.worker_id.as_ref().ok().copied();
     let (Ok(layout), true) = (&settings.layout, fixed_worker_id.is_some() || registry::used()) else {
         // snowflake_nextval() refuses to run with these settings (the start-up
@@ -128,7 +131,7 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
         return;
     };
     // With a registry the keeper also holds the worker id's lease.
-    let mut lease_keeper = registry::used().then(registry::Keeper::new);
+    let mut lease_keeper = registry::used().then(RegistryKeeper::new);
     shmem::lock().keeper_pid = std::process::id() as i32;
     ereport!(PgLogLevel::LOG, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, "snowflake_id: mark keeper started");
     let mut retry_at = Instant::now();
@@ -147,16 +150,16 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
         if Instant::now() < retry_at {
             continue;
         }
-        let worker_id = if registry::used() { nextval::leased_worker_id() } else { fixed_worker_id };
+        let worker_id = if registry::used() { lease::leased_worker_id() } else { fixed_worker_id };
         let Some(worker_id) = worker_id else { continue };
-        if !nextval::retry_failed_write(layout, worker_id) {
+        if !writer::retry_failed_write(layout, worker_id) {
             retry_at = Instant::now() + RETRY_AFTER_FAILURE;
             continue;
         }
-        if let Err(e) = nextval::renew_if_due(layout, worker_id) {
+        if let Err(e) = writer::renew_if_due(layout, worker_id, keep_going) {
             // Backends write the mark themselves when they need it, and fail
             // with the same error (58030) if it persists.
-            nextval::warn_write_failure(&e);
+            writer::warn_write_failure(&e);
             retry_at = Instant::now() + RETRY_AFTER_FAILURE;
         }
     }

@@ -18,8 +18,11 @@ use pgrx::prelude::*;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::state_file::Stored;
 
-use crate::wait_event::Wait;
-use crate::{clock, durable, errors, guc, shmem};
+use super::file;
+use crate::pg::clock;
+use crate::pg::wait_event::Wait;
+use crate::shmem::log_limit::{self, Topic};
+use crate::{refusal, settings, shmem};
 
 /// The resource manager's name, as `pg_get_wal_resource_managers()` and
 /// `pg_walinspect` show it.
@@ -31,7 +34,7 @@ static RMGR_ID: AtomicU8 = AtomicU8::new(0);
 /// Registers the resource manager; only possible while preload libraries
 /// load. A taken id is a FATAL error at start naming the other one.
 pub fn register() {
-    let id = guc::wal_rmgr_id();
+    let id = settings::wal_rmgr_id();
     let data = pg_sys::RmgrData {
         rm_name: RM_NAME.as_ptr(),
         rm_redo: Some(redo),
@@ -213,7 +216,7 @@ const STANDBY_WAIT_WARNING_AFTER: std::time::Duration = std::time::Duration::fro
 
 /// One WARNING, at most one a minute across the server.
 fn warn_standby_wait(lsn: pg_sys::XLogRecPtr) {
-    if crate::log_limit::due(crate::log_limit::Topic::StandbyWait) {
+    if log_limit::due(Topic::StandbyWait) {
         pgrx::pg_sys::panic::ErrorReport::new(
             pgrx::PgSqlErrorCode::ERRCODE_WARNING,
             format!(
@@ -252,8 +255,8 @@ unsafe fn payload<'a>(record: *mut pg_sys::XLogReaderState) -> (u8, &'a [u8]) {
 #[pg_guard]
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     let (_, data) = payload(record);
-    let stored = mark_record::decode(data).unwrap_or_else(|e| errors::raise_core(&e));
-    durable::replay(&stored, (*record).EndRecPtr);
+    let stored = mark_record::decode(data).unwrap_or_else(|e| refusal::raise_core(&e));
+    file::replay(&stored, (*record).EndRecPtr);
 }
 
 #[pg_guard]

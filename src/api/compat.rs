@@ -10,8 +10,9 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::Parts;
 
-use crate::api::{decode, given_layout, require_superuser_to_advance, server_layout, to_timestamptz};
-use crate::errors::raise;
+use super::functions::{decode, given_layout, require_superuser_to_advance, server_layout, to_timestamptz};
+use crate::pg::report::raise;
+use crate::service::advance;
 
 /// 0.1.0's `snowflake_decode(bigint)`, declared there with
 /// `SET search_path = @extschema@` so that the type is found by name.
@@ -36,7 +37,7 @@ fn snowflake_decode_with_layout(
 #[pg_extern(sql = false)]
 fn snowflake_advance_past(id: i64) -> i64 {
     require_superuser_to_advance();
-    crate::nextval::advance_past(id, false)
+    advance::advance_past(id, false)
 }
 
 fn parts_tuple(parts: Parts) -> pgrx::composite_type!('static, "snowflake_parts") {
