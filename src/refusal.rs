@@ -77,7 +77,7 @@ pub fn core_refusal(e: &Error) -> Refusal {
         Error::LayoutChanged { stored } => (
             Code::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Some(format!(
-                "{}. To change the layout on purpose (stored IDs will decode differently), set {} = on for one restart; see the README.",
+                "{}. To change the layout on purpose (stored IDs will decode differently), set {} = on for one restart; see \"Layout changes across restarts\" in docs/guarantees.md.",
                 restore_layout(stored),
                 names::ALLOW_LAYOUT_CHANGE
             )),
@@ -106,7 +106,7 @@ pub fn core_refusal(e: &Error) -> Refusal {
 /// `snowflake_advance_past` forced through), which has a way back.
 fn exhausted_hint(last_ms: i64) -> String {
     let now_ms = clock::now_unix_ms();
-    let far = "The README section \"When the durable mark is far ahead\" says how to bring it back near the clock.";
+    let far = "The section \"When the durable mark is far ahead\" of docs/replication.md says how to bring it back near the clock.";
     if last_ms.saturating_sub(now_ms) > 86_400_000 {
         format!(
             "The clock reads {}, long before that: the durable mark was moved to the layout's end, most likely by \

@@ -308,7 +308,8 @@ fn run(max_drift_ms: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
     // start's floor) as far ahead as it liked: the clock must pass that too.
     let last_tick = w.highest >> w.layout.sequence_bits();
     let floor = if w.policy.max_drift_ms > 0 { 0 } else { w.servers[w.primary].mark.map_or(0, |m| m.tick + 1) };
-    w.real = w.real.max(w.seen).max(last_tick).max(floor) + w.policy.max_drift_ms + w.policy.mark_reach_ms + w.restarts + 1;
+    w.real =
+        w.real.max(w.seen).max(last_tick).max(floor) + w.policy.max_drift_ms + w.policy.mark_reach_ms + w.restarts + 1;
     prop_assert!(w.draw()?);
     let tick = w.highest >> w.layout.sequence_bits();
     prop_assert_eq!(tick, w.real, "the clock caught up but the ID is {} ms ahead", tick - w.real);

@@ -19,7 +19,7 @@ const ADVANCE_LIMIT_MS: i64 = 86_400_000;
 
 /// Moves the generator past `id` (IDs restored from a dump, copied from
 /// another cluster): every ID issued afterwards is greater. The new mark
-/// (one lease past `id`) is made durable and WAL-logged first, so a crash or
+/// (one reach past `id`) is made durable and WAL-logged first, so a crash or
 /// failover right after keeps it. Returns the smallest ID the next call may
 /// return.
 pub fn advance_past(id: i64, force: bool) -> i64 {

@@ -69,7 +69,7 @@ pub fn reserve(
     kind: Kind,
     keep_waiting: KeepWaiting,
 ) -> Result<bool, WriteError> {
-    let (lease, lsn, wrote) = {
+    let (mark, lsn, wrote) = {
         let _io = shmem::state_io();
         let (usable, written, lsn, current) = {
             let shared = shmem::lock();
@@ -110,12 +110,12 @@ pub fn reserve(
         return Ok(false);
     }
     if let Some(g) = shmem::lock().generator.as_mut() {
-        g.extend_mark(lease);
+        g.extend_mark(mark);
     }
     Ok(wrote)
 }
 
-/// The mark keeper's turn: writes the mark the core's lease rule asks for
+/// The mark keeper's turn: writes the mark the core's mark rule asks for
 /// ahead of need, if any. Returns whether it wrote.
 pub fn renew_if_due(layout: &Layout, worker_id: i64, keep_waiting: KeepWaiting) -> Result<bool, WriteError> {
     if in_recovery() {
