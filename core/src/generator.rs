@@ -34,6 +34,10 @@
 
 use crate::{Error, Layout};
 
+// The mark rule: how far each durable mark reaches (more methods of
+// `GeneratorState`, kept apart so that each file has one job).
+mod mark_rule;
+
 /// While the wall clock is behind the reference (a step back not caught up),
 /// the reference advances by at most this much (ms) per reading. Callers
 /// that sleep (a `max_drift` wait) sleep at most this long at a time, so a
@@ -235,49 +239,6 @@ impl GeneratorState {
         Ok(Decision { step: Step::Issued { counter: candidate }, stepped_back_ms })
     }
 
-    /// The mark rule: how far a new mark reaches when tick `tick` is to be
-    /// covered and the wall clock reads `now`. At least `tick`; otherwise
-    /// `mark_reach_ms` past the generator's position (the later of `tick` and the
-    /// clock), where the position counts only up to the reference clock plus
-    /// the part of `tick` that a burst explains (at most `max_drift`).
-    ///
-    /// What is left out is the floor a restart resumed at: a floor ahead of
-    /// the reference clock is the previous mark, and a reach measured from
-    /// it would push the next restart's floor a reach further at every
-    /// restart, for ever (a first fix that measured from the floor once the
-    /// tick passed it did exactly that with a burst after each start). Past
-    /// the floor, the mark reaches at most as far again as the tick has moved
-    /// past it, capped at one reach, so a restart adds no more to the next floor
-    /// than the IDs actually used.
-    /// Hence, whatever the sequence of restarts and renewals, with
-    /// `max_drift` set: `mark <= max(tick, position) + reach` and
-    /// `mark <= max(tick, reference + max_drift + reach)`. Without it (never
-    /// wait), the reach also grows by the burst, so that a burst that runs
-    /// the logical clock far ahead renews a few times a second.
-    /// Never past the layout's last tick.
-    pub fn mark_target(&self, layout: &Layout, tick: i64, now: i64, policy: Policy) -> i64 {
-        let reference = self.reference_at(now);
-        let position = tick.max(now);
-        let burst = tick.saturating_sub(reference.max(self.floor)).max(0);
-        let reach = if policy.max_drift_ms > 0 {
-            position.min(reference.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.mark_reach_ms)
-        } else {
-            // Unbounded bursts (max_drift = 0) may run the logical clock many
-            // times faster than the wall clock; a reach that grows with the
-            // burst keeps marks at a few writes a second instead of one per
-            // logical second. Still never measured from a restart's floor.
-            position.min(reference.saturating_add(burst)).saturating_add(policy.mark_reach_ms).saturating_add(burst)
-        };
-        // Past a floor far ahead of the reference, the reach above is the
-        // tick itself until the reference catches up: a write per new tick.
-        // Headroom as large as the distance already moved past the floor (at
-        // most a reach) doubles each time instead, and adds no more ticks to
-        // the next floor than the generator used.
-        let past_floor = tick.saturating_sub(self.floor).clamp(0, policy.mark_reach_ms);
-        let reach = reach.max(tick.saturating_add(past_floor));
-        tick.max(reach).min(layout.max_tick()).min(self.ceiling.max(tick))
-    }
-
     /// The reference clock for a wall-clock reading `now` not behind the
     /// last one: the wall clock itself, or while a step back is not caught up,
     /// the reference moved on by the wall clock's progress, but by at most
@@ -291,50 +252,6 @@ impl GeneratorState {
         let advance = if self.skew > 0 { advance.min(MAX_SKEWED_ADVANCE_MS) } else { advance };
         // Never behind the wall clock itself: the skew only shrinks.
         self.ref_high.saturating_add(advance).max(now)
-    }
-
-    /// The mark keeper's question: the mark to write now, ahead of need, or
-    /// `None`. Due while IDs flow (one was issued since start, within the
-    /// last `active_ms`) and the mark is within `within_ms` of the position,
-    /// so that a caller rarely finds it used up; an idle server writes nothing.
-    ///
-    /// With the target come the clocks to write with it, read at `now` like
-    /// the target: the generator's own are as old as its last ID, up to
-    /// `active_ms`, and a restart that resumed from such stale clocks would
-    /// see its floor that much further ahead of its reference, and make
-    /// bursts wait for it.
-    pub fn renewal(
-        &self,
-        layout: &Layout,
-        now: i64,
-        policy: Policy,
-        active_ms: i64,
-        within_ms: i64,
-    ) -> Option<(i64, Clocks)> {
-        let tick = self.last >> layout.sequence_bits();
-        if self.counters.issued == 0 || tick <= now - active_ms || self.mark - tick.max(now) >= within_ms {
-            return None;
-        }
-        let target = self.mark_target(layout, tick, now, policy);
-        let clocks = Clocks { reference: self.reference_at(now), wall: self.wall_high.max(now) };
-        (target > self.mark).then_some((target, clocks))
-    }
-
-    /// The mark that moving past tick `tick` needs: one reach past it, as
-    /// any mark (not the distance to the clock twice).
-    pub fn advance_target(layout: &Layout, tick: i64, policy: Policy) -> Result<i64, Error> {
-        if tick >= layout.max_tick() {
-            return Err(Error::Exhausted { last_ms: layout.last_unix_ms() });
-        }
-        Ok(tick.saturating_add(policy.mark_reach_ms.max(1)).min(layout.max_tick()))
-    }
-
-    /// The clocks to write with the mark of a move past `tick`: the jump is
-    /// part of the reference, so that a restart right after the move does
-    /// not see a floor far ahead of its reference (and make bursts wait for
-    /// the clock to catch up with IDs that were not drawn in a burst).
-    pub fn clocks_after_advance(&self, tick: i64) -> Clocks {
-        Clocks { reference: self.ref_high.max(tick.saturating_add(1)), ..self.clocks() }
     }
 
     /// Moves the logical clock past every ID of tick `tick` (IDs made
