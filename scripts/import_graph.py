@@ -3,6 +3,7 @@
 the loops in it, and each file's length without its tests.
 
     python3 scripts/import_graph.py            the layers, loops and long files; exit 1 on a loop
+                                               or on a use of a higher layer of src/ (RANKS)
     python3 scripts/import_graph.py --edges    also every edge "a -> b"
 
 A module uses another when its code names it: `use crate::a::b`,
@@ -17,6 +18,9 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# The extension's layers, bottom up (docs/architecture.md): a module may use
+# its own layer and those below, never one above.
+RANKS = {"pg": 1, "settings": 2, "refusal": 2, "shmem": 3, "mark": 3, "service": 4, "worker": 5, "api": 6}
 CRATES = {"src": ROOT / "src", "core": ROOT / "core" / "src"}
 LONG = 400
 
@@ -103,9 +107,13 @@ def expand_use(tree):
     return [p for item in items if item for p in expand_use(prefix + item)]
 
 
-def paths_in(code, module):
+def paths_in(code, module, modules=()):
     """Absolute paths (tuples) this module's code names inside its crate."""
     found = []
+    # `use names::X` or `check::f()` in a module with children `names`, `check`.
+    for m in re.finditer(r"(?<![:\w])(\w+)::", code):
+        if module + (m.group(1),) in modules:
+            found.append("self::" + m.group(1))
     for m in re.finditer(r"\buse\s+((?:crate|super|self)::[^;]+);", code):
         found += expand_use(m.group(1))
     found += re.findall(r"\b((?:crate|super)(?:::\w+)+)", code)
@@ -137,7 +145,7 @@ def graph(crate_dir):
                     reexports[m + (parts[-1].split(" as ")[-1],)] = m + (parts[0],)
     edges = set()
     for m, code in codes.items():
-        for path in paths_in(code, m):
+        for path in paths_in(code, m, modules):
             target = None
             for n in range(len(path), -1, -1):
                 prefix = path[:n]
@@ -225,6 +233,16 @@ def main():
         for comp in found:
             bad = True
             print("   LOOP: " + " <-> ".join(name(crate, m) for m in comp))
+        if crate == "src":
+            for a, b in sorted(edges):
+                ra, rb = RANKS.get(a[0] if a else "", 99), RANKS.get(b[0] if b else "", 99)
+                if ra < rb:
+                    bad = True
+                    print(f"   UP: {name(crate, a)} (layer {ra}) uses {name(crate, b)} (layer {rb})")
+            unranked = sorted({m[0] for m in modules if m and m[0] not in RANKS})
+            for top in unranked:
+                bad = True
+                print(f"   UNRANKED: src/{top} is in no layer of RANKS in this script")
         height = layers(modules, edges)
         for level in sorted(set(height.values())):
             mods = sorted("::".join(m) or "(root)" for m, hh in height.items() if hh == level)

@@ -21,6 +21,7 @@ use snowflake_id_core::state_file::Stored;
 use super::file;
 use crate::pg::clock;
 use crate::pg::wait_event::Wait;
+use crate::pg::KeepGoing;
 use crate::shmem::log_limit::{self, Topic};
 use crate::{refusal, settings, shmem};
 
@@ -152,10 +153,10 @@ mod tests {
 
 /// Waits until the synchronous standbys (if any are configured) have
 /// flushed WAL up to `lsn`. Polls every millisecond on the latch, calling
-/// `keep_waiting` in between: a backend checks for interrupts there
+/// `keep_going` in between: a backend checks for interrupts there
 /// (statement_timeout, pg_cancel_backend), the mark keeper for SIGTERM.
 /// Returns false if it gave up.
-pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -> bool) -> bool {
+pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_going: KeepGoing) -> bool {
     let started = std::time::Instant::now();
     let mut warned = false;
     loop {
@@ -172,7 +173,7 @@ pub fn wait_for_sync_standbys(lsn: pg_sys::XLogRecPtr, keep_waiting: impl Fn() -
             warn_standby_wait(lsn);
         }
         clock::sleep_on_latch(1, Wait::SyncStandby);
-        if !keep_waiting() {
+        if !keep_going() {
             return false;
         }
     }

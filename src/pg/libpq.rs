@@ -149,10 +149,7 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Decides, whenever the latch is set, whether to keep waiting: the mark
-/// keeper checks for SIGTERM; a backend runs CHECK_FOR_INTERRUPTS (which
-/// raises on a cancel).
-pub type KeepGoing = fn() -> bool;
+pub use super::KeepGoing;
 
 /// An open connection; closed when dropped.
 pub struct Connection {

@@ -82,7 +82,9 @@ fn acquire(lock: *mut pg_sys::slock_t) {
     let byte = unsafe { AtomicU8::from_ptr(lock) };
     if byte.swap(1, Ordering::Acquire) != 0 {
         // SAFETY: PostgreSQL's contended path; returns holding the lock.
-        unsafe { pg_sys::s_lock(lock, c"snowflake_id/src/spinlock.rs".as_ptr(), line!() as i32, c"acquire".as_ptr()) };
+        unsafe {
+            pg_sys::s_lock(lock, c"snowflake_id/src/pg/spinlock.rs".as_ptr(), line!() as i32, c"acquire".as_ptr())
+        };
     }
 }
 

@@ -7,7 +7,7 @@ use snowflake_id_core::{epoch, GeneratorState};
 
 use super::draw::{check_may_issue, generator_settings};
 use super::start::start;
-use super::writer::{policy, query_keeps_waiting, reserve};
+use super::writer::{policy, query_keeps_going, reserve};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::raise;
 use crate::refusal::{raise_core, raise_io};
@@ -50,7 +50,7 @@ pub fn advance_past(id: i64, force: bool) -> i64 {
         start(&layout, worker_id);
     }
     let clocks = shmem::lock().generator.map(|g| g.clocks_after_advance(tick));
-    if let Err(e) = reserve(&layout, worker_id, tick + 1, target, clocks, Kind::Advance, query_keeps_waiting) {
+    if let Err(e) = reserve(&layout, worker_id, tick + 1, target, clocks, Kind::Advance, query_keeps_going) {
         raise_io(e.to_string());
     }
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());

@@ -10,7 +10,7 @@ use snowflake_id_core::{Layout, Step};
 use super::lease::{ceiling_refusal, no_lease_refusal};
 use super::resume::{own_stored_lease, read_refusal, resumed};
 use super::start::{start, warn_step_back};
-use super::writer::{policy, query_keeps_waiting, reserve};
+use super::writer::{policy, query_keeps_going, reserve};
 use crate::pg::clock::{now_unix_ms, sleep_on_latch};
 use crate::pg::recovery::in_recovery;
 use crate::pg::report::{check_for_interrupts, Refusal};
@@ -63,12 +63,14 @@ fn registry_worker_id(layout: &Layout) -> Result<i64, Refusal> {
     match (leased, started) {
         (true, _) => Ok(worker_id),
         // The first call after a start: a lease on disk is restored with the generator.
-        (false, false) if own_stored_lease(layout).is_some() => {
-            let (worker_id, _) = own_stored_lease(layout).expect("just seen");
-            start(layout, worker_id);
-            registry_worker_id(layout)
-        }
-        (false, _) => {
+        (false, false) => match own_stored_lease(layout) {
+            Some((worker_id, _)) => {
+                start(layout, worker_id);
+                registry_worker_id(layout)
+            }
+            None => Err(no_lease_refusal(&shmem::lock().registry)),
+        },
+        (false, true) => {
             let lease = shmem::lock().registry;
             Err(no_lease_refusal(&lease))
         }
@@ -178,7 +180,7 @@ pub fn next_id() -> i64 {
             Step::Issued { counter } => return layout.id_from_counter(counter, worker_id),
             Step::Recheck { seen } => confirm = Some(seen),
             Step::NeedMark { through, target } => {
-                if let Err(e) = reserve(&layout, worker_id, through, target, None, Kind::Mark, query_keeps_waiting) {
+                if let Err(e) = reserve(&layout, worker_id, through, target, None, Kind::Mark, query_keeps_going) {
                     raise_io(e.to_string());
                 }
             }

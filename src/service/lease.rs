@@ -14,10 +14,10 @@ use snowflake_id_core::state_file::{RegistryLease, Stored};
 use snowflake_id_core::Layout;
 
 use super::resume::{own_stored_lease, read_refusal, resumed, stored_layout, RELEASED_TOKEN};
-use super::writer::KeepWaiting;
 use crate::mark::{file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::Refusal;
+use crate::pg::KeepGoing;
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::namespace;
 use crate::shmem::{self, LeaseState, RegistryShared, Shared, ShortText};
@@ -75,12 +75,7 @@ pub fn restore_own_lease(layout: &Layout) {
 /// one below its floor (so a restart resumes inside it), then used. A new
 /// worker id also moves the generator past the current tick, since IDs of
 /// another worker id in the same millisecond may sort below those issued.
-pub fn take_lease(
-    layout: &Layout,
-    worker_id: i64,
-    lease: RegistryLease,
-    keep_waiting: KeepWaiting,
-) -> Result<(), String> {
+pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_going: KeepGoing) -> Result<(), String> {
     if shmem::lock().generator.is_none() {
         let generator = resumed(layout, worker_id, now_unix_ms()).map_err(|e| read_refusal(e).message)?;
         let _io = shmem::state_io();
@@ -124,7 +119,7 @@ pub fn take_lease(
     };
     // A promoted standby must know what its primary held before IDs under
     // the lease are issued past the mark (those wait anyway, in reserve).
-    wal::wait_for_sync_standbys(lsn, keep_waiting);
+    wal::wait_for_sync_standbys(lsn, keep_going);
     let mut s = shmem::lock();
     s.registry = RegistryShared {
         state: LeaseState::Held,

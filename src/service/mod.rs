@@ -4,7 +4,7 @@
 //! starting (`start`), drawing an ID (`draw`), and moving past an ID from
 //! elsewhere (`advance`). The background worker and the SQL functions call
 //! in; nothing here calls up to them (a wait is handed what to ask between
-//! polls as a [`writer::KeepWaiting`]).
+//! polls as a [`writer::KeepGoing`]).
 
 pub mod advance;
 pub mod draw;

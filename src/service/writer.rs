@@ -16,6 +16,7 @@ use crate::mark::wal;
 use crate::pg::clock::now_unix_ms;
 use crate::pg::recovery::in_recovery;
 use crate::pg::report::check_for_interrupts;
+use crate::pg::KeepGoing;
 use crate::shmem::log_limit::{self, Topic};
 use crate::{settings, shmem};
 
@@ -35,14 +36,9 @@ pub fn policy() -> Policy {
     Policy { max_drift_ms: settings::max_drift_ms(), mark_reach_ms: MARK_REACH_MS }
 }
 
-/// Asked between the polls of a wait for synchronous standbys: whether to
-/// go on waiting. It also answers whatever the waiting process must answer
-/// meanwhile (a query's interrupts, the keeper's barriers and SIGTERM).
-pub type KeepWaiting = fn() -> bool;
-
 /// A query's wait: statement_timeout and pg_cancel_backend end it with an
 /// ERROR (no ID has been issued under the new mark yet).
-pub fn query_keeps_waiting() -> bool {
+pub fn query_keeps_going() -> bool {
     check_for_interrupts();
     true
 }
@@ -67,7 +63,7 @@ pub fn reserve(
     target: i64,
     clocks: Option<Clocks>,
     kind: Kind,
-    keep_waiting: KeepWaiting,
+    keep_going: KeepGoing,
 ) -> Result<bool, WriteError> {
     let (mark, lsn, wrote) = {
         let _io = shmem::state_io();
@@ -106,7 +102,7 @@ pub fn reserve(
             (stored.mark, lsn, true)
         }
     };
-    if !wal::wait_for_sync_standbys(lsn, keep_waiting) {
+    if !wal::wait_for_sync_standbys(lsn, keep_going) {
         return Ok(false);
     }
     if let Some(g) = shmem::lock().generator.as_mut() {
@@ -117,7 +113,7 @@ pub fn reserve(
 
 /// The mark keeper's turn: writes the mark the core's mark rule asks for
 /// ahead of need, if any. Returns whether it wrote.
-pub fn renew_if_due(layout: &Layout, worker_id: i64, keep_waiting: KeepWaiting) -> Result<bool, WriteError> {
+pub fn renew_if_due(layout: &Layout, worker_id: i64, keep_going: KeepGoing) -> Result<bool, WriteError> {
     if in_recovery() {
         // Only where IDs are issued; a standby's mark comes from WAL.
         return Ok(false);
@@ -129,7 +125,7 @@ pub fn renew_if_due(layout: &Layout, worker_id: i64, keep_waiting: KeepWaiting) 
             .map(|(target, clocks)| (g.mark(), target, clocks))
     });
     let Some((mark, target, clocks)) = due else { return Ok(false) };
-    let wrote = reserve(layout, worker_id, mark + 1, target, Some(clocks), Kind::Mark, keep_waiting)?;
+    let wrote = reserve(layout, worker_id, mark + 1, target, Some(clocks), Kind::Mark, keep_going)?;
     if wrote {
         shmem::lock().keeper_mark_writes += 1;
     }
