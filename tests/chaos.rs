@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use common::soak::{self, Rng};
 use common::{draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
 
 /// The default layout: 2025-01-01 00:00:00+00, 10 worker + 12 sequence bits.
@@ -35,24 +36,6 @@ const SYNC: &[&str] = &["synchronous_standby_names = '*'"];
 
 fn id_unix_ms(id: i64) -> i64 {
     (id >> TIME_SHIFT) + EPOCH_MS
-}
-
-/// xorshift64*: enough randomness for choosing steps, and replayable from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
 }
 
 /// A server of the soak, with its own libfaketime file.
@@ -273,12 +256,7 @@ fn the_ledger_check_catches_a_duplicate_and_an_order_violation() {
 
 #[test]
 fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clock() {
-    let secs: u64 = std::env::var("SNOWFLAKE_CHAOS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    let seed: u64 = std::env::var("SNOWFLAKE_CHAOS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos() as u64 | 1);
-    println!("chaos soak: {secs} s, SNOWFLAKE_CHAOS_SEED={seed}");
+    let (secs, seed) = soak::settings("chaos soak", 60);
     let mut rng = Rng(seed);
 
     let first = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 9"]);

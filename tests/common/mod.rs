@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, ExitStatus, Output};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use postgres::{Client, NoTls};
+
+pub mod soak;
 
 /// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
 pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -247,6 +249,15 @@ impl Cluster {
         c
     }
 
+    /// A worker id registry for nodes to lease from: a plain server with the
+    /// extension, started; a registry needs no preload.
+    pub fn registry() -> Cluster {
+        let mut cluster = Cluster::init(&[]);
+        cluster.start();
+        cluster.sql("CREATE EXTENSION snowflake_id");
+        cluster
+    }
+
     /// Preloaded and started, with no extension created in any database.
     pub fn preloaded_without_extension(conf: &[&str]) -> Cluster {
         let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
@@ -353,6 +364,24 @@ impl Cluster {
     pub fn postmaster_pid(&self) -> i32 {
         let pidfile = fs::read_to_string(self.data().join("postmaster.pid")).expect("postmaster.pid");
         pidfile.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid in postmaster.pid")
+    }
+
+    /// Sends `signal` ("STOP", "CONT"...) to the postmaster and every process
+    /// it started, with one `kill`, and returns kill's status: not a success
+    /// when one of them was gone by then (a backend that just exited).
+    pub fn try_signal_all(&self, signal: &str) -> std::io::Result<ExitStatus> {
+        let pid = self.postmaster_pid().to_string();
+        let children = Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
+        let mut pids: Vec<String> =
+            String::from_utf8_lossy(&children.stdout).split_whitespace().map(String::from).collect();
+        pids.push(pid);
+        Command::new("kill").arg(format!("-{signal}")).args(&pids).status()
+    }
+
+    /// [`Cluster::try_signal_all`], which must reach every process.
+    pub fn signal_all(&self, signal: &str) {
+        let ok = self.try_signal_all(signal).expect("kill");
+        assert!(ok.success());
     }
 
     /// `kill -9` the postmaster, then wait until it and its children are
