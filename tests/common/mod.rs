@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 use postgres::{Client, NoTls};
 
 pub mod soak;
+pub mod waits;
 
 /// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
 pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
