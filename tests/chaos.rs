@@ -49,9 +49,7 @@ struct Server {
 
 impl Server {
     fn start(mut cluster: Cluster, name: String) -> Server {
-        let clock = FakeClock::new(&cluster, "+0");
-        cluster.set_env(clock.env());
-        cluster.start();
+        let clock = cluster.start_with_fake_clock("+0");
         Server { cluster, clock, offset_s: 0, name }
     }
     fn set_offset(&mut self, offset_s: i64) {

@@ -6,7 +6,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster};
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
     cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
@@ -18,23 +18,11 @@ fn assert_all_after(before: &[i64], after: &[i64], what: &str) {
     assert!(min_after > max_before, "{what}: new ID {min_after} is not above old ID {max_before}");
 }
 
-/// A cluster whose server clock follows a libfaketime file, started, with the extension.
-fn faked(conf: &[&str]) -> (Cluster, FakeClock) {
-    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
-    lines.extend_from_slice(conf);
-    let mut cluster = Cluster::init(&lines);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
-    (cluster, clock)
-}
-
 /// The clock goes an hour back across the restart, so only the durable mark
 /// can keep the new IDs above the old ones.
 #[test]
 fn restart_continues_above_every_earlier_id() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 2"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 2"]);
     let before = draw(&mut cluster.connect(), 20_000);
     cluster.stop();
     clock.set("-1h");
@@ -66,7 +54,7 @@ fn restart_continues_above_every_earlier_id() {
 /// (0.3.0's first cut: 35 waits, 8.9 s for 20,000 IDs after 9 s idle).
 #[test]
 fn after_an_idle_spell_and_a_crash_a_burst_does_not_wait_for_stale_clocks() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 12"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 12"]);
     draw(&mut cluster.connect(), 1);
     // The keeper renews for ten seconds after the last ID.
     thread::sleep(Duration::from_secs(9));
@@ -142,7 +130,7 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
 /// all that is left, and it must be enough.
 #[test]
 fn crash_under_concurrent_load_never_repeats() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 4"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 4"]);
 
     let cfg = cluster.config();
     // 1. kill -9 one backend while others draw: the postmaster resets shared memory.
@@ -230,17 +218,9 @@ fn wait_until_accepting(cluster: &Cluster) {
 
 #[test]
 fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
-    let mut cluster = Cluster::init(&[
-        "shared_preload_libraries = 'snowflake_id'",
-        "snowflake_id.worker_id = 6",
-        "snowflake_id.max_drift = '50ms'",
-    ]);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql(
-        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
-    );
+    let (mut cluster, clock) =
+        Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 6", "snowflake_id.max_drift = '50ms'"]);
+    cluster.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let mut client = cluster.connect();
     let before: Vec<i64> = client
         .query("INSERT INTO t (n) SELECT g FROM generate_series(1, 5000) g RETURNING id", &[])
@@ -281,11 +261,7 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
 
 #[test]
 fn clock_stepped_back_while_running_warns_and_counts() {
-    let mut cluster = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 7"]);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
+    let (cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 7"]);
     let (mut client, notices) = cluster.connect_collecting_notices();
     let first = draw(&mut client, 3_000);
     clock.set("-30s");

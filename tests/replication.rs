@@ -47,12 +47,13 @@ fn primary_and_standby(primary_conf: &[&str], standby_env: Option<&str>) -> (Clu
     let primary = Cluster::preloaded(primary_conf);
     primary.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let mut standby = Cluster::standby_of(&primary, &[]);
-    let clock = standby_env.map(|offset| {
-        let clock = FakeClock::new(&standby, offset);
-        standby.set_env(clock.env());
-        clock
-    });
-    standby.start();
+    let clock = match standby_env {
+        Some(offset) => Some(standby.start_with_fake_clock(offset)),
+        None => {
+            standby.start();
+            None
+        }
+    };
     (primary, standby, clock)
 }
 
@@ -238,13 +239,8 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
 
 #[test]
 fn crash_recovery_restores_the_mark_from_wal_alone() {
-    let mut primary = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 6"]);
-    let clock = FakeClock::new(&primary, "+0");
-    primary.set_env(clock.env());
-    primary.start();
-    primary.sql(
-        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
-    );
+    let (mut primary, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 6"]);
+    primary.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let before = insert_ids(&mut primary.connect(), 10_000);
     primary.crash();
     // The state file is gone and the clock is an hour behind: only the

@@ -555,6 +555,28 @@ impl FakeClock {
     }
 }
 
+impl Cluster {
+    /// Starts the server with its clock following a new [`FakeClock`] set
+    /// to `offset`, which the test then steps.
+    pub fn start_with_fake_clock(&mut self, offset: &str) -> FakeClock {
+        let clock = FakeClock::new(self, offset);
+        self.set_env(clock.env());
+        self.start();
+        clock
+    }
+
+    /// [`Cluster::preloaded`] with the server's clock following a
+    /// [`FakeClock`], at the machine's time ("+0") to begin with.
+    pub fn preloaded_with_fake_clock(conf: &[&str]) -> (Cluster, FakeClock) {
+        let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
+        lines.extend_from_slice(conf);
+        let mut cluster = Cluster::init(&lines);
+        let clock = cluster.start_with_fake_clock("+0");
+        cluster.sql("CREATE EXTENSION snowflake_id");
+        (cluster, clock)
+    }
+}
+
 // Accuracy: how far IDs and the durable mark are ahead of the clock. The
 // server's clock is the machine's (or a FakeClock's shift of it), so the
 // figures are measured on the server, where no client round trip blurs them.
