@@ -6,16 +6,10 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster};
+use common::{assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster};
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
     cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
-}
-
-fn assert_all_after(before: &[i64], after: &[i64], what: &str) {
-    let max_before = before.iter().max().expect("IDs before");
-    let min_after = after.iter().min().expect("IDs after");
-    assert!(min_after > max_before, "{what}: new ID {min_after} is not above old ID {max_before}");
 }
 
 /// The clock goes an hour back across the restart, so only the durable mark
@@ -30,7 +24,7 @@ fn restart_continues_above_every_earlier_id() {
     let (mut client, notices) = cluster.connect_collecting_notices();
     let after = draw(&mut client, 20_000);
     assert_strictly_increasing(&after, "after restart");
-    assert_all_after(&before, &after, "restart");
+    assert_all_above(&before, &after, "restart");
     assert!(status_i64(&cluster, "mark_writes") >= 1);
     assert!(cluster.data().join("snowflake_id.state").exists());
     // The clock an hour behind is counted and warned about at start.
@@ -155,7 +149,7 @@ fn crash_under_concurrent_load_never_repeats() {
     let after_backend_crash = draw(&mut cluster.connect(), 10_000);
     let all_before: Vec<i64> = before_backend_crash.iter().flatten().copied().collect();
     assert!(all_before.len() > 1000, "the load drew too little before the crash: {}", all_before.len());
-    assert_all_after(&all_before, &after_backend_crash, "backend crash");
+    assert_all_above(&all_before, &after_backend_crash, "backend crash");
 
     // 2. kill -9 the postmaster while four connections draw.
     let during: Vec<Vec<i64>> = thread::scope(|s| {
@@ -169,7 +163,7 @@ fn crash_under_concurrent_load_never_repeats() {
     let after = draw(&mut cluster.connect(), 10_000);
     let during_flat: Vec<i64> = during.iter().flatten().copied().collect();
     assert!(during_flat.len() > 1000, "the load drew too little before the crash: {}", during_flat.len());
-    assert_all_after(&during_flat, &after, "postmaster crash");
+    assert_all_above(&during_flat, &after, "postmaster crash");
 
     let mut groups = before_backend_crash;
     groups.extend(during);
@@ -248,7 +242,7 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
         .map(|r| r.get(0))
         .collect();
     assert_strictly_increasing(&after, "after restart under -1h");
-    assert_all_after(&before, &after, "clock back while down");
+    assert_all_above(&before, &after, "clock back while down");
     assert!(status_i64(&cluster, "drift_ms") > 3_000_000, "drift should show the hour");
     // A step back is not a burst to wait out (that would stall for the hour).
     // What may wait, about a lease at most, is a burst past the first
@@ -390,7 +384,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     cluster.start();
     assert!(cluster.log().contains("a layout change is allowed"), "{}", cluster.log());
     let after = draw(&mut cluster.connect(), 1_000);
-    assert_all_after(&before, &after, "earlier epoch");
+    assert_all_above(&before, &after, "earlier epoch");
     let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();
     assert!(state.contains("epoch_ms=1704067200000"), "state file not rewritten for the new epoch:\n{state}");
 }

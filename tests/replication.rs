@@ -9,7 +9,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+use common::{
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock,
+};
 
 /// The end of the newest mark record the primary wrote, as text.
 fn mark_lsn(cluster: &Cluster) -> String {
@@ -33,12 +35,6 @@ fn insert_ids(client: &mut postgres::Client, n: i32) -> Vec<i64> {
         .iter()
         .map(|r| r.get(0))
         .collect()
-}
-
-fn assert_all_above(old: &[i64], new: &[i64], what: &str) {
-    let max_old = old.iter().max().expect("old IDs");
-    let min_new = new.iter().min().expect("new IDs");
-    assert!(min_new > max_old, "{what}: new ID {min_new} is not above old ID {max_old}");
 }
 
 /// A primary with table `t` (id defaulting to snowflake_nextval()) and a

@@ -510,6 +510,13 @@ pub fn assert_strictly_increasing(ids: &[i64], what: &str) {
     }
 }
 
+/// Panics unless every ID of `new` is above every ID of `old`.
+pub fn assert_all_above(old: &[i64], new: &[i64], what: &str) {
+    let max_old = old.iter().max().expect("old IDs");
+    let min_new = new.iter().min().expect("new IDs");
+    assert!(min_new > max_old, "{what}: new ID {min_new} is not above old ID {max_old}");
+}
+
 /// Panics on the first ID seen twice across all of `groups`.
 pub fn assert_no_duplicates<'a>(groups: impl IntoIterator<Item = &'a Vec<i64>>) -> usize {
     let mut seen = HashSet::new();
