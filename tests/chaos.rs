@@ -183,14 +183,6 @@ impl Events {
     }
 }
 
-fn wait_connectable(cluster: &Cluster) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while cluster.config().connect(postgres::NoTls).is_err() {
-        assert!(Instant::now() < deadline, "server on port {} does not accept connections", cluster.port);
-        thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// No ID twice, and real-time order: every call that ended before another
 /// began returned smaller IDs. `ids` holds every ID returned (IDs of
 /// concurrent calls interleave, so ranges are not enough for duplicates).
@@ -361,7 +353,7 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
             }
         }
         wait_for_clock_offset(&primary.cluster, 0.0);
-        wait_connectable(&standby.cluster);
+        standby.cluster.wait_accepting();
         wait_for_clock_offset(&standby.cluster, 0.0);
         let clocks_right_at = Instant::now();
         events.push("all clocks right".into());

@@ -145,7 +145,7 @@ fn crash_under_concurrent_load_never_repeats() {
         assert!(killed.success());
         h.join().unwrap()
     });
-    wait_until_accepting(&cluster);
+    cluster.wait_accepting();
     let after_backend_crash = draw(&mut cluster.connect(), 10_000);
     let all_before: Vec<i64> = before_backend_crash.iter().flatten().copied().collect();
     assert!(all_before.len() > 1000, "the load drew too little before the crash: {}", all_before.len());
@@ -195,19 +195,6 @@ fn load_until_error(cfg: &postgres::Config) -> Vec<Vec<i64>> {
             .collect();
         workers.into_iter().map(|h| h.join().expect("load thread")).collect()
     })
-}
-
-fn wait_until_accepting(cluster: &Cluster) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(mut c) = cluster.config().connect(postgres::NoTls) {
-            if c.simple_query("SELECT 1").is_ok() {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "server did not come back:\n{}", cluster.log());
-        thread::sleep(Duration::from_millis(200));
-    }
 }
 
 #[test]

@@ -357,6 +357,26 @@ impl Cluster {
         self.running = true;
     }
 
+    /// Waits up to a minute until the server accepts connections and
+    /// answers a query: after a crash, while it recovers.
+    pub fn wait_accepting(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(mut c) = self.config().connect(NoTls) {
+                if c.simple_query("SELECT 1").is_ok() {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server on port {} does not accept connections:\n{}",
+                self.port,
+                self.log()
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub fn restart(&mut self) {
         self.stop();
         self.start();
