@@ -6,7 +6,10 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster};
+use common::{
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, draw_until_error, sql_error,
+    Cluster,
+};
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
     cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
@@ -85,25 +88,10 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     cluster.start();
     let mut client = cluster.connect();
     draw(&mut client, 10);
-    let data = cluster.data();
-    let chmod = |mode: &str| {
-        let ok = std::process::Command::new("chmod").args([mode, data.to_str().unwrap()]).status().unwrap();
-        assert!(ok.success());
-    };
-    chmod("0500");
+    cluster.chmod_data("0500");
     let log_before = cluster.log().len();
-    // Bulk draws until the durable mark (about a second of IDs) is used up.
-    let mut failed = None;
-    for _ in 0..200 {
-        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]) {
-            Ok(_) => thread::sleep(Duration::from_millis(20)),
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
-        }
-    }
-    chmod("0700");
+    let failed = draw_until_error(&mut client);
+    cluster.chmod_data("0700");
     let e = failed.expect("IDs kept flowing with an unwritable state file");
     let db = e.as_db_error().expect("a database error");
     assert_eq!(db.code().code(), "58030", "{e:?}");

@@ -377,6 +377,14 @@ impl Cluster {
         }
     }
 
+    /// `chmod` of the data directory: "0500" makes it refuse new files (the
+    /// state file is written through a new temporary file), "0700" is
+    /// PostgreSQL's own again.
+    pub fn chmod_data(&self, mode: &str) {
+        let ok = Command::new("chmod").args([mode, self.data().to_str().unwrap()]).status().expect("chmod");
+        assert!(ok.success());
+    }
+
     pub fn restart(&mut self) {
         self.stop();
         self.start();
@@ -522,6 +530,20 @@ pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
         .iter()
         .map(|r| r.get(0))
         .collect()
+}
+
+/// Bulk draws (200,000 IDs a call, 20 ms apart, at most 200 calls) until one
+/// fails, and its error; None if none failed. With the data directory
+/// unwritable, one fails once the durable mark (about a second of IDs) is
+/// used up.
+pub fn draw_until_error(client: &mut Client) -> Option<postgres::Error> {
+    for _ in 0..200 {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]) {
+            Ok(_) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Some(e),
+        }
+    }
+    None
 }
 
 pub fn assert_strictly_increasing(ids: &[i64], what: &str) {
