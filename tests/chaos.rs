@@ -22,21 +22,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use common::soak::{self, Rng};
-use common::{draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
+use common::{draw_one_ahead, id_unix_ms, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
 
-/// The default layout: 2025-01-01 00:00:00+00, 10 worker + 12 sequence bits.
-const EPOCH_MS: i64 = 1_735_689_600_000;
-const TIME_SHIFT: u32 = 22;
 /// max_drift (1 s by default) + one lease (about 1 s) + slack for a noisy machine.
 const BOUND_MS: i64 = 2_500;
 
 /// Every standby is a synchronous primary once promoted: a failover then
 /// never loses a mark the primary waited for.
 const SYNC: &[&str] = &["synchronous_standby_names = '*'"];
-
-fn id_unix_ms(id: i64) -> i64 {
-    (id >> TIME_SHIFT) + EPOCH_MS
-}
 
 /// A server of the soak, with its own libfaketime file.
 struct Server {

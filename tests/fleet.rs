@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, DbError};
+use common::{id_unix_ms, Cluster, DbError};
 
 fn conninfo(registry: &Cluster) -> String {
     format!(
@@ -170,8 +170,7 @@ fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
     assert!(e.message.contains("the registry has not renewed it"), "{e:?}");
     assert!(e.detail.contains("unreachable"), "{e:?}");
     // Nothing past the ceiling the registry granted.
-    let epoch_ms = 1_735_689_600_000i64;
-    let last_ms = ids.iter().map(|id| (id >> 22) + epoch_ms).max().unwrap();
+    let last_ms = ids.iter().map(|id| id_unix_ms(*id)).max().unwrap();
     let ceiling_now: i64 =
         a.query_i64("SELECT (extract(epoch FROM lease_ceiling) * 1000)::bigint FROM snowflake_id_status");
     assert!(ceiling_now >= ceiling_before);

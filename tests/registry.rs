@@ -7,10 +7,8 @@ mod common;
 
 use std::thread;
 
-use common::Cluster;
+use common::{Cluster, DEFAULT_EPOCH_MS as EPOCH_MS};
 use postgres::Client;
-
-const EPOCH_MS: i64 = 1_735_689_600_000; // 2025-01-01, the default layout's epoch
 
 /// A lease as the registry grants it.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -517,6 +517,15 @@ pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
     }
 }
 
+/// The default layout's epoch, 2025-01-01 00:00:00+00, in Unix milliseconds.
+pub const DEFAULT_EPOCH_MS: i64 = 1_735_689_600_000;
+
+/// The Unix time in milliseconds of an ID's time part, in the default
+/// layout (10 worker and 12 sequence bits under the time).
+pub fn id_unix_ms(id: i64) -> i64 {
+    (id >> 22) + DEFAULT_EPOCH_MS
+}
+
 /// The first column of every row of `sql`, as IDs.
 pub fn ids(client: &mut Client, sql: &str) -> Vec<i64> {
     client.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).iter().map(|r| r.get(0)).collect()
