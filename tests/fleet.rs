@@ -89,16 +89,7 @@ fn draw_until_refused(cluster: &Cluster, within: Duration) -> (Vec<i64>, DbError
     loop {
         match client.query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[]) {
             Ok(rows) => ids.extend(rows.iter().map(|r| r.get::<_, i64>(0))),
-            Err(e) => {
-                let db = e.as_db_error().expect("a database error");
-                let err = DbError {
-                    code: db.code().code().into(),
-                    message: db.message().into(),
-                    hint: db.hint().unwrap_or_default().into(),
-                    detail: db.detail().unwrap_or_default().into(),
-                };
-                return (ids, err);
-            }
+            Err(e) => return (ids, DbError::of(e.as_db_error().expect("a database error"))),
         }
         assert!(Instant::now() < deadline, "IDs never stopped");
         thread::sleep(Duration::from_millis(50));

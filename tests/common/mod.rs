@@ -502,18 +502,22 @@ pub struct DbError {
     pub detail: String,
 }
 
+impl DbError {
+    /// The fields of an error the server sent.
+    pub fn of(db: &postgres::error::DbError) -> DbError {
+        DbError {
+            code: db.code().code().to_string(),
+            message: db.message().to_string(),
+            hint: db.hint().unwrap_or_default().to_string(),
+            detail: db.detail().unwrap_or_default().to_string(),
+        }
+    }
+}
+
 pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
     match client.batch_execute(sql) {
         Ok(()) => panic!("expected an error from {sql}"),
-        Err(e) => {
-            let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: not a database error: {e}"));
-            DbError {
-                code: db.code().code().to_string(),
-                message: db.message().to_string(),
-                hint: db.hint().unwrap_or_default().to_string(),
-                detail: db.detail().unwrap_or_default().to_string(),
-            }
-        }
+        Err(e) => DbError::of(e.as_db_error().unwrap_or_else(|| panic!("{sql}: not a database error: {e}"))),
     }
 }
 
