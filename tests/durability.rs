@@ -369,12 +369,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
 #[test]
 fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
-    // It has no database connection, so it is not in pg_stat_activity; ps shows it.
-    let keepers = std::process::Command::new("pgrep")
-        .args(["-P", &cluster.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
-        .output()
-        .expect("pgrep");
-    assert_eq!(String::from_utf8_lossy(&keepers.stdout).lines().count(), 1, "the mark keeper is not running");
+    assert_eq!(cluster.keeper_processes(), 1, "the mark keeper is not running");
 
     let mut client = cluster.connect();
     let deadline = Instant::now() + Duration::from_secs(3);

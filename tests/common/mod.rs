@@ -395,6 +395,16 @@ impl Cluster {
         pidfile.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid in postmaster.pid")
     }
 
+    /// How many mark keepers run under this cluster's postmaster, found by
+    /// process title as `ps` shows them (not through a connection).
+    pub fn keeper_processes(&self) -> usize {
+        let keepers = Command::new("pgrep")
+            .args(["-P", &self.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
+            .output()
+            .expect("pgrep");
+        String::from_utf8_lossy(&keepers.stdout).lines().count()
+    }
+
     /// Sends `signal` ("STOP", "CONT"...) to the postmaster and every process
     /// it started, with one `kill`, and returns kill's status: not a success
     /// when one of them was gone by then (a backend that just exited).
