@@ -253,9 +253,7 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
     let mut standby = Server::start(Cluster::standby_of(&primary.cluster, SYNC), "server 1".into());
     servers_made += 1;
     // Synchronous from here on (standbys have it in their own configuration).
-    primary.cluster.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.cluster.sql("SELECT pg_reload_conf()");
-    primary.cluster.wait_sync_standby(&standby.cluster);
+    primary.cluster.make_synchronous(&standby.cluster);
 
     let shared = Shared { primary: Mutex::new((0, primary.cluster.config())), stop: AtomicBool::new(false) };
     // Real time of an Instant, for comparing IDs with the machine's clock.

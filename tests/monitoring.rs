@@ -38,9 +38,7 @@ fn primary_with_sync_standby(worker_id: i64) -> (Cluster, Cluster) {
     let primary = Cluster::preloaded(&[&worker, "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"]);
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    primary.wait_sync_standby(&standby);
+    primary.make_synchronous(&standby);
     (primary, standby)
 }
 
@@ -440,9 +438,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
     wait_for_answer(&mut client, "the standby caught up again", |a| a.has_mark);
 
     // Synchronous: the standby has every mark an ID was returned under.
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    primary.wait_sync_standby(&standby);
+    primary.make_synchronous(&standby);
     draw(&mut client, 10_000);
     let sync = standby_has_mark(&mut client);
     assert_eq!((sync.has_mark, sync.with_mark, sync.sync_with_mark), (true, 1, 1), "{sync:?}");

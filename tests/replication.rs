@@ -7,7 +7,7 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{
     assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock,
@@ -172,13 +172,7 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
         &["snowflake_id.worker_id = 5", "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"],
         None,
     );
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while primary.query_text("SELECT coalesce(string_agg(sync_state, ','), '') FROM pg_stat_replication") != "sync" {
-        assert!(Instant::now() < deadline, "the standby never became synchronous");
-        thread::sleep(Duration::from_millis(100));
-    }
+    primary.make_synchronous(&standby);
 
     // With the standby down, IDs past the mark it has are not returned: the
     // caller waits (interruptibly) for the standby.

@@ -704,6 +704,15 @@ pub fn wait_for_clock_offset(cluster: &Cluster, offset_s: f64) {
 }
 
 impl Cluster {
+    /// Makes this primary wait for its standbys (`synchronous_standby_names
+    /// = '*'`, reloaded), then waits until `standby` streams as a
+    /// synchronous one.
+    pub fn make_synchronous(&self, standby: &Cluster) {
+        self.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+        self.sql("SELECT pg_reload_conf()");
+        self.wait_sync_standby(standby);
+    }
+
     /// Waits until `standby` streams from this primary as a synchronous one
     /// (`synchronous_standby_names` set), so that a failover keeps every
     /// mark the primary waited for.
