@@ -14,7 +14,7 @@
 #                             installcheck of its source) runs with the library
 #                             and without it, compared (scripts/core_regress.sh;
 #                             17 or 18: the majors built from source here).
-#   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default about 60 s);
+#   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
 # The Debian package (scripts/package.sh, tests/package.rs) and pg_partman are
@@ -28,8 +28,9 @@ PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
 FULL_MAJORS=${FULL_MAJORS:-"15 18"}
 CORE_REGRESS_MAJORS=${CORE_REGRESS_MAJORS:-18}
 # On 16 and 17: generation, restarts and crashes, replication and failover,
-# the upgrade from 0.1.0, how close IDs stay to the clock, and what monitoring
-# sees (wait events differ by major).
+# the upgrade from 0.1.0, how close IDs stay to the clock, what monitoring
+# sees (wait events differ by major), commands that wait for every process,
+# planning errors, and pg_upgrade and removing the library.
 SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle)
 export PG_MAJORS
 
@@ -48,9 +49,11 @@ block() {
 block "setup: toolchain, PostgreSQL $PG_MAJORS (cached after the first run)"
 bash scripts/setup.sh
 
-block "style: cargo fmt and cargo clippy"
+block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+python3 scripts/import_graph.py
+python3 scripts/check_doc_links.py
 
 block "core: unit and property tests, no PostgreSQL"
 cargo test -p snowflake_id_core

@@ -1,9 +1,9 @@
 //! The registry lease rule: how a worker id is shared in time between the
 //! servers that hold it one after another (or, in a split brain, at once).
 //! This file is the one place the rule is written down; `sql/registry.sql`
-//! (the registry's side) and `src/nextval.rs`, `src/registry.rs` (the node's
-//! side) compute exactly what the functions here compute, and
-//! `tests/lease_rule.rs` checks the SQL against them.
+//! (the registry's side) computes the same numbers in SQL, and
+//! `src/service/lease.rs` and `src/worker/registry_keeper.rs` (the node's
+//! side) call the functions here.
 //!
 //! # What a lease is
 //!
@@ -226,7 +226,7 @@ pub fn takeover(held: Option<&Holder>, claimant: &Claimant, stale_margin_ms: i64
 }
 
 // ---------------------------------------------------------------------------
-// The node's side (src/nextval.rs, src/registry.rs)
+// The node's side (src/service/lease.rs, src/worker/registry_keeper.rs)
 // ---------------------------------------------------------------------------
 
 /// The floor a node uses for a lease granted with floor `granted_floor` on

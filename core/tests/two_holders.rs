@@ -1,7 +1,7 @@
 //! Two servers that may hold the same worker id, one after the other or at
 //! once, played against the lease rule (`snowflake_id_core::lease`) and the
 //! real generator, as the extension drives them: the node side follows
-//! `src/nextval.rs` and `src/registry.rs` (`next_id`, `start`,
+//! `src/service/` and `src/worker/registry_keeper.rs` (`next_id`, `start`,
 //! `restore_own_lease`, `take_lease`, `close_lease`, `Keeper::turn`,
 //! `acquire`, `renew`, `release`, the mark keeper's loop), the registry side
 //! `sql/registry.sql`, each registry call one transaction.
@@ -52,11 +52,11 @@ use snowflake_id_core::lease::{self, Claimant, Holder, Range, Takeover};
 use snowflake_id_core::state_file::{resume_clocks, resume_floor, RegistryLease, Stored};
 use snowflake_id_core::{Clocks, Error, GeneratorState, Layout, Policy, Step, StoredLayout};
 
-/// `nextval::LEASE_MS`: how far a durable mark reaches past the position.
-const LEASE_MS: i64 = 1_000;
+/// `nextval::MARK_REACH_MS`: how far a durable mark reaches past the position.
+const MARK_REACH_MS: i64 = 1_000;
 /// `nextval::KEEPER_ACTIVE_MS` and `KEEPER_RENEWS_WITHIN_MS`.
 const KEEPER_ACTIVE_MS: i64 = 10_000;
-const KEEPER_RENEWS_WITHIN_MS: i64 = LEASE_MS / 2;
+const KEEPER_RENEWS_WITHIN_MS: i64 = MARK_REACH_MS / 2;
 /// Real time at the start, in ticks.
 const START_MS: i64 = 10_000_000;
 
@@ -284,7 +284,7 @@ impl Registry {
 }
 
 // ---------------------------------------------------------------------------
-// The servers (src/nextval.rs, src/registry.rs)
+// The servers (src/service/, src/worker/registry_keeper.rs)
 // ---------------------------------------------------------------------------
 
 /// `registry::State`.
@@ -420,7 +420,7 @@ impl World {
         World {
             layout: Layout::new(1, 2, 0).unwrap(), // two worker ids, 4 IDs per ms: bursts borrow
             config,
-            policy: Policy { max_drift_ms: config.max_drift, lease_ms: LEASE_MS },
+            policy: Policy { max_drift_ms: config.max_drift, mark_reach_ms: MARK_REACH_MS },
             real: START_MS,
             registry: Registry {
                 rows: Table::new(),
@@ -446,7 +446,7 @@ impl World {
     /// plus a tick per restart that took no clock time and 250 ms per clock
     /// set right while behind (as in `lease_lifecycle.rs`).
     fn allowance(&self) -> i64 {
-        self.config.max_drift + LEASE_MS + self.restarts + self.set_rights * MAX_SKEWED_ADVANCE_MS
+        self.config.max_drift + MARK_REACH_MS + self.restarts + self.set_rights * MAX_SKEWED_ADVANCE_MS
     }
 
     fn reference(&self, n: usize) -> i64 {
@@ -515,7 +515,7 @@ impl World {
         }
     }
 
-    // ----- nextval.rs -----
+    // ----- service/ -----
 
     /// `stored_lease`: the registry lease on disk, with its worker id.
     fn stored_lease(&self, n: usize) -> Option<(i64, RegistryLease)> {
@@ -556,7 +556,7 @@ impl World {
         let lease = mem.lease;
         let g = mem.generator.as_mut().expect("just set");
         g.enter_lease(&self.layout, lease.map_or(0, |l| l.floor), lease.map_or(-1, |l| l.ceiling), now);
-        mem.written = generator.lease_until();
+        mem.written = generator.mark();
         if let Some(l) = lease {
             self.raise_reference(n, l.floor);
         }
@@ -566,24 +566,24 @@ impl World {
     fn reserve(&mut self, n: usize, worker_id: i64, through: i64, target: i64, clocks: Option<Clocks>) {
         let mem = self.servers[n].mem;
         let Some(g) = mem.generator else { return };
-        if g.lease_until() >= through {
+        if g.mark() >= through {
             return;
         }
-        let lease_until = if mem.written >= through {
+        let mark = if mem.written >= through {
             mem.written
         } else {
             let stored = Stored {
                 layout: self.stored_layout(worker_id),
-                lease_until: target.max(mem.written),
+                mark: target.max(mem.written),
                 clocks: Some(clocks.unwrap_or(g.clocks())),
                 registry: mem.lease,
             };
             self.write(n, stored, true);
-            self.servers[n].mem.written = stored.lease_until;
-            stored.lease_until
+            self.servers[n].mem.written = stored.mark;
+            stored.mark
         };
         if let Some(g) = self.servers[n].mem.generator.as_mut() {
-            g.extend_lease(lease_until);
+            g.extend_mark(mark);
         }
     }
 
@@ -625,7 +625,7 @@ impl World {
                     return Ok(true);
                 }
                 Step::Recheck { seen } => confirm = Some(seen),
-                Step::NeedLease { through, target } => self.reserve(n, worker_id, through, target, None),
+                Step::NeedMark { through, target } => self.reserve(n, worker_id, through, target, None),
                 // The caller waits out max_drift; here it gives up instead.
                 Step::Wait { .. } => return Ok(false),
             }
@@ -660,7 +660,7 @@ impl World {
             let g = self.resumed(n, worker_id, now);
             let mem = &mut self.servers[n].mem;
             mem.generator = Some(g);
-            mem.written = g.lease_until();
+            mem.written = g.mark();
         }
         let now = self.clock(n);
         let mem = self.servers[n].mem;
@@ -671,19 +671,19 @@ impl World {
         self.stats.switched += u64::from(floor > lease.floor);
         let stored = Stored {
             layout: self.stored_layout(worker_id),
-            lease_until: lease::grant_mark(mem.written, floor),
+            mark: lease::grant_mark(mem.written, floor),
             clocks: Some(g.clocks()),
             registry: Some(RegistryLease { floor, ..lease }),
         };
         self.write(n, stored, true);
         let mem = &mut self.servers[n].mem;
-        mem.written = stored.lease_until;
+        mem.written = stored.mark;
         mem.lease = stored.registry;
         mem.worker_id = worker_id;
         mem.grant = Some(lease.token);
         let g = mem.generator.as_mut().expect("started above");
         g.enter_lease(&self.layout, floor, lease.ceiling, now);
-        g.extend_lease(stored.lease_until);
+        g.extend_mark(stored.mark);
         self.raise_reference(n, floor);
     }
 
@@ -700,7 +700,7 @@ impl World {
         let (worker_id, written) = (mem.worker_id, mem.written);
         let stored = Stored {
             layout: self.stored_layout(worker_id),
-            lease_until: written,
+            mark: written,
             clocks: Some(clocks),
             registry: Some(closed),
         };
@@ -718,11 +718,11 @@ impl World {
         if let Some((target, clocks)) =
             g.renewal(&self.layout, now, self.policy, KEEPER_ACTIVE_MS, KEEPER_RENEWS_WITHIN_MS)
         {
-            self.reserve(n, worker_id, g.lease_until() + 1, target, Some(clocks));
+            self.reserve(n, worker_id, g.mark() + 1, target, Some(clocks));
         }
     }
 
-    // ----- registry.rs -----
+    // ----- worker/registry_keeper.rs -----
 
     /// One loop of the mark keeper: `Keeper::turn`, then the mark.
     fn keeper(&mut self, n: usize) -> Check {
@@ -1037,7 +1037,7 @@ impl World {
         }
         self.registry.offset = 0;
         let highest = self.grants.values().map(|g| g.hi).chain(self.registry.rows.values().map(|r| r.range.ceiling));
-        let highest = highest.chain(self.servers.iter().filter_map(|s| s.disk.map(|d| d.lease_until)));
+        let highest = highest.chain(self.servers.iter().filter_map(|s| s.disk.map(|d| d.mark)));
         // A registry clock set back after a renewal "in the future" waits for it.
         let highest = highest.chain(self.registry.rows.values().map(|r| r.holder.renewed_at_ms)).max();
         self.real = self.real.max(highest.unwrap_or(0)) + 2 * lease::DAY_MS;
@@ -1075,7 +1075,7 @@ impl World {
                     let tick = self.servers[n].last_id.expect("just issued") >> shift;
                     let ahead = tick - self.real;
                     prop_assert!(
-                        ahead <= self.config.max_drift + LEASE_MS,
+                        ahead <= self.config.max_drift + MARK_REACH_MS,
                         "server {n}: {ahead} ms ahead once every clock is right and past every floor"
                     );
                 }

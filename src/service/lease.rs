@@ -9,11 +9,12 @@
 //! calls to the registry; queries meet the lease only as the generator's
 //! ceiling and the worker id they encode.
 
+use snowflake_id_core::lease as rule;
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{RegistryLease, Stored};
 use snowflake_id_core::Layout;
 
-use super::resume::{own_stored_lease, read_refusal, resumed, stored_layout, RELEASED_TOKEN};
+use super::resume::{own_stored_lease, read_refusal, resumed, stored_layout};
 use crate::mark::{file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::Refusal;
@@ -94,13 +95,10 @@ pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_go
             let g = s.generator.expect("started above");
             (s.written_mark, g.clocks(), g.last_counter(), s.registry.lease.map(|_| s.registry.worker_id))
         };
-        let floor = match previous_worker {
-            Some(w) if w != worker_id => lease.floor.max((last >> layout.sequence_bits()) + 1),
-            _ => lease.floor,
-        };
+        let floor = rule::holder_floor(lease.floor, worker_id, previous_worker, last >> layout.sequence_bits());
         let stored = Stored {
             layout: stored_layout(layout, worker_id),
-            mark: written.max(floor - 1),
+            mark: rule::grant_mark(written, floor),
             clocks: Some(clocks),
             registry: Some(RegistryLease { floor, ..lease }),
         };
@@ -144,10 +142,10 @@ pub fn renewed(layout: &Layout, lease: RegistryLease, ceiling: i64) {
 fn raise_ceiling(layout: &Layout, ceiling: i64) {
     let mut s = shmem::lock();
     if let Some(lease) = s.registry.lease.as_mut() {
-        lease.ceiling = lease.ceiling.max(ceiling);
+        lease.ceiling = rule::raised_ceiling(lease.ceiling, ceiling);
     }
     if let Some(g) = s.generator.as_mut() {
-        g.set_ceiling(layout, g.ceiling().max(ceiling));
+        g.set_ceiling(layout, rule::raised_ceiling(g.ceiling(), ceiling));
     }
 }
 
@@ -163,7 +161,7 @@ pub fn close_lease(layout: &Layout) -> Option<i64> {
         g.set_ceiling(layout, -1);
         s.generator = Some(g);
         let last_tick = g.ceiling();
-        let closed = RegistryLease { ceiling: last_tick, token: RELEASED_TOKEN, ..lease };
+        let closed = rule::closed(lease, last_tick);
         s.registry.lease = Some(closed);
         let stored = Stored {
             layout: stored_layout(layout, s.registry.worker_id),

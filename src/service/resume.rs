@@ -11,10 +11,6 @@ use crate::pg::report::Refusal;
 use crate::refusal::core_refusal;
 use crate::{settings, shmem};
 
-/// The token a lease released at a clean stop is written with: the registry
-/// never hands it out, so neither a restart nor a renewal can use it.
-pub const RELEASED_TOKEN: i64 = 0;
-
 /// The generator a start at `now_ms` would resume, read from the state file
 /// and the replayed mark; nothing is changed.
 pub fn resumed(layout: &Layout, worker_id: i64, now_ms: i64) -> Result<GeneratorState, ReadError> {
@@ -43,7 +39,7 @@ pub fn stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
 /// The lease on disk that this very server holds (same timeline, not
 /// released at a clean stop): a restart within it goes on without the registry.
 pub fn own_stored_lease(layout: &Layout) -> Option<(i64, RegistryLease)> {
-    stored_lease(layout).filter(|(_, lease)| lease.timeline == current_timeline() && lease.token != RELEASED_TOKEN)
+    stored_lease(layout).filter(|(_, lease)| snowflake_id_core::lease::resumes_own(lease, current_timeline()))
 }
 
 /// The tick of the last ID issued since start, if any.

@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use snowflake_id_core::lease as rule;
 use snowflake_id_core::state_file::RegistryLease;
 use snowflake_id_core::Layout;
 
@@ -90,6 +91,11 @@ impl RegistryKeeper {
         result
     }
 
+    /// Milliseconds since the registry last answered, by the monotonic clock.
+    fn answered_ms(&self) -> i64 {
+        i64::try_from(self.answered_at.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
     /// One turn of the keeper: acquire when there is no lease, renew when
     /// its ceiling is within half a horizon of the clock. Returns whether it
     /// talked to the registry.
@@ -105,8 +111,7 @@ impl RegistryKeeper {
         // The node's position: the later of its clock and its last ID (a
         // logical clock ahead after a burst or advance_past); renewals
         // reach a lease past it.
-        let now = clock::now_unix_ms().saturating_sub(layout.epoch_ms()).max(resume::last_tick().unwrap_or(0));
-        let half = horizon_ms() / 2;
+        let now = rule::position(clock::now_unix_ms().saturating_sub(layout.epoch_ms()), resume::last_tick());
         let outcome = match (shared.state, shared.lease) {
             // Lost: ask for a worker id again (with a number, it stays
             // refused while the new holder is live; with auto, any free one).
@@ -115,7 +120,7 @@ impl RegistryKeeper {
                 self.acquire(layout, now, keep_going)
             }
             (State::Held | State::Expired, Some(lease))
-                if lease.ceiling - now > half && self.answered_at.elapsed() < Duration::from_millis(half as u64) =>
+                if !rule::renewal_due(lease.ceiling, now, horizon_ms(), self.answered_ms()) =>
             {
                 return false
             }
