@@ -68,7 +68,11 @@ fn registry_worker_id(layout: &Layout) -> Result<i64, Refusal> {
                 start(layout, worker_id);
                 registry_worker_id(layout)
             }
-            None => Err(no_lease_refusal(&shmem::lock().registry)),
+            None => {
+                // Copied out first: the refusal is formatted without the spinlock.
+                let lease = shmem::lock().registry;
+                Err(no_lease_refusal(&lease))
+            }
         },
         (false, true) => {
             let lease = shmem::lock().registry;
