@@ -9,6 +9,7 @@ mod error;
 pub mod generator;
 pub mod layout;
 pub mod mark_record;
+pub mod minors;
 pub mod state_file;
 
 pub use error::{Error, StoredLayout};
