@@ -11,6 +11,7 @@ pub mod generator;
 pub mod layout;
 pub mod lease;
 pub mod mark_record;
+pub mod minors;
 pub mod state_file;
 mod utc;
 

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use snowflake_id_core::mark_record::{self, Kind};
+use snowflake_id_core::minors::sync_standbys_status_has_bits as status_has_bits;
 use snowflake_id_core::state_file::Stored;
 
 use super::file;
@@ -91,22 +92,6 @@ fn server_version_num() -> i32 {
 const SYNC_STANDBY_INIT: u32 = 1 << 0;
 const SYNC_STANDBY_DEFINED: u32 = 1 << 1;
 
-/// Whether `WalSndCtl`'s byte after `lsn[]` holds status bits
-/// (`sync_standbys_status`: INIT and DEFINED) rather than the bool
-/// `sync_standbys_defined`. The minors of May 2025 (15.13, 16.9, 17.5; all of
-/// 18) replaced the bool with the bits in place, same offset and size. A
-/// build made against newer headers and run on an older minor would read the
-/// bool's 1 as "INIT, not DEFINED" and never wait, so the layout is chosen
-/// by the version of the server running, not of the headers built against.
-fn status_has_bits(version: i32) -> bool {
-    match version / 10_000 {
-        15 => version >= 150_013,
-        16 => version >= 160_009,
-        17 => version >= 170_005,
-        _ => version >= 180_000,
-    }
-}
-
 /// Whether `synchronous_standby_names` asks for synchronous standbys, and
 /// if so up to where they have flushed WAL. Decided as PostgreSQL's own
 /// commit wait does: from the checkpointer's reading of the setting once it
@@ -135,19 +120,6 @@ fn sync_standbys() -> Option<pg_sys::XLogRecPtr> {
             status & SYNC_STANDBY_DEFINED != 0
         };
         defined.then(|| std::ptr::read_volatile(&(*ctl).lsn[pg_sys::SYNC_REP_WAIT_FLUSH as usize]))
-    }
-}
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
-mod tests {
-    #[pgrx::pg_test]
-    fn sync_status_layout_follows_the_running_minor() {
-        use super::status_has_bits;
-        assert!(!status_has_bits(150_012) && status_has_bits(150_013) && status_has_bits(150_018));
-        assert!(!status_has_bits(160_008) && status_has_bits(160_009));
-        assert!(!status_has_bits(170_004) && status_has_bits(170_005) && status_has_bits(180_000));
-        assert!(super::server_version_num() >= 150_000);
     }
 }
 
