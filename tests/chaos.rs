@@ -266,7 +266,11 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
     // IDs the chaos loop drew itself (client 99), part of the ledger.
     let mut own_calls: Vec<Call> = Vec::new();
 
-    let (logs, clocks_right_at) = thread::scope(|s| {
+    // The closure takes the standby (a failover moves it into `primary`) and
+    // hands it back: dropped with the closure, it would be stopped before the
+    // last draw, which then waits for ever for a synchronous standby that is
+    // gone whenever it needs a new mark (seen on a loaded machine).
+    let (logs, clocks_right_at, _standby) = thread::scope(|s| {
         let shared = &shared;
         let clients: Vec<_> = (0..4)
             .map(|i| {
@@ -351,7 +355,7 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
         thread::sleep(Duration::from_secs(2));
         shared.stop.store(true, Ordering::SeqCst);
         let logs: Vec<ClientLog> = clients.into_iter().map(|h| h.join().expect("client")).collect();
-        (logs, clocks_right_at)
+        (logs, clocks_right_at, standby)
     });
 
     // IDs drawn now that every clock is right.
