@@ -8,6 +8,7 @@ move with the machine.
 """
 
 import datetime
+import hashlib
 import os
 import platform
 import re
@@ -277,6 +278,20 @@ def ready(server):
     server.sql("SELECT snowflake_nextval()")  # raises with the reason
 
 
+def check_library(bin_dir, sha256):
+    """Stops the run unless the installed library, which the servers just
+    started have loaded, is still the build majors.sh installed (`sha256`):
+    on a shared machine another session may have installed its own (a debug
+    build costs ten times as much per ID)."""
+    if not sha256:
+        return
+    libdir = run([str(Path(bin_dir) / "pg_config"), "--pkglibdir"]).stdout.strip()
+    lib = Path(libdir) / "snowflake_id.so"
+    if hashlib.sha256(lib.read_bytes()).hexdigest() != sha256:
+        raise SystemExit(f"bench: {lib} is no longer the build benches/majors.sh installed "
+                         "(another session installed over it?): its figures would not be this build's")
+
+
 def major_row(label, b):
     floor = b["loop (floor)"]
     seq, sf = b["nextval('seq')"] - floor, b["snowflake_nextval()"] - floor
@@ -285,15 +300,15 @@ def major_row(label, b):
 
 def majors_main(majors):
     """Bulk generation per PostgreSQL major, in one run: `majors` is
-    [(major, bin_dir)]. The first major is measured in both modes at once: a
-    server with a fixed worker id and one whose worker id is leased from a
-    registry (a third server) run side by side, repetitions interleaved
-    between them, since on a shared machine only ratios measured together
-    compare. Then each other major on its own throwaway server. Writes the
+    [(major, bin_dir, sha256 of the library installed there or "")]. The
+    first major is measured in both modes at once: a server with a fixed
+    worker id and one whose worker id is leased from a registry (a third
+    server) run side by side, repetitions interleaved between them, since on
+    a shared machine only ratios measured together compare. Then each other major on its own throwaway server. Writes the
     section between MAJORS_BEGIN and MAJORS_END of docs/benchmarks.md."""
     rows = []
     load_before = os.getloadavg()
-    major, bin_dir = majors[0]
+    major, bin_dir, sha256 = majors[0]
     print(f"bench: bulk on PostgreSQL {major} ({bin_dir}), fixed worker id and registry side by side", flush=True)
     servers = []
     try:
@@ -306,6 +321,7 @@ def majors_main(majors):
             "shared_preload_libraries = 'snowflake_id'\n"
             f"snowflake_id.registry = 'host={registry.dir} port={registry.port} dbname=postgres user=postgres'\n"))
         servers.append(node)
+        check_library(bin_dir, sha256)
         version = ready(fixed)
         ready(node)
         b = bulk_side_by_side({"fixed": fixed, "registry": node})
@@ -314,10 +330,11 @@ def majors_main(majors):
             server.stop()
     rows.append(major_row(f"{version}, worker id set", b["fixed"]))
     rows.append(major_row(f"{version}, worker id from a registry", b["registry"]))
-    for major, bin_dir in majors[1:]:
+    for major, bin_dir, sha256 in majors[1:]:
         print(f"bench: bulk on PostgreSQL {major} ({bin_dir})", flush=True)
         server = Server(bin_dir)
         try:
+            check_library(bin_dir, sha256)
             version = ready(server)
             b = bulk_side_by_side({major: server})[major]
         finally:
@@ -356,7 +373,8 @@ def majors_main(majors):
 
 def main():
     if sys.argv[1:2] == ["--majors"]:
-        return majors_main([tuple(a.split(":", 1)) for a in sys.argv[2:]])
+        # major:bindir[:sha256 of the installed library]
+        return majors_main([tuple((a.split(":", 2) + [""])[:3]) for a in sys.argv[2:]])
     DOCS.mkdir(exist_ok=True)
     server = Server()
     try:
