@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{id_unix_ms, Cluster, DbError};
+use common::{id_unix_ms, Cluster, DbError, SlowFsync};
 
 fn conninfo(registry: &Cluster) -> String {
     format!(
@@ -374,4 +374,77 @@ fn an_auto_node_that_lost_its_worker_id_takes_another() {
         thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "held");
+}
+
+/// A node whose worker id is taken from it switches to a lower one while
+/// IDs flow, and no ID goes below one issued before (invariant 1). The
+/// keeper writes the new lease's mark (file and WAL) with the spinlock
+/// released; meanwhile backends go on issuing under the old worker id, so
+/// the floor that keeps the new worker id's IDs above theirs must be taken
+/// when the worker id switches, not before the write. Each fsync of the
+/// keeper is made 100 ms long so that the write spans many bursts.
+#[test]
+fn a_switch_to_a_lower_worker_id_under_load_never_goes_back() {
+    let registry = Cluster::registry();
+    // 256 IDs a millisecond: the bursts below outrun the wall clock, so the
+    // next ID is in the millisecond of the one before (not a fresh one) at
+    // the switch too, where a lower worker id would sort below it.
+    const SEQUENCE: &str = "snowflake_id.sequence_bits = 8";
+    let worker = |id: i64| (id >> 8) & 1023;
+    let mut low = node(&registry, "low", &[SEQUENCE]);
+    assert_eq!(worker(draw_when_leased(&low, 1)[0]), 0);
+    // A lease long enough that the lost one's ceiling is still seconds ahead
+    // when the new one is taken: IDs flow under the old worker id meanwhile.
+    let a = node(&registry, "a", &[SEQUENCE, "snowflake_id.registry_lease = '10s'"]);
+    assert_eq!(worker(draw_when_leased(&a, 1)[0]), 1);
+    // A clean stop releases worker id 0: the lowest free one when a looks again.
+    low.stop();
+
+    let keeper: i32 = a.query_i64("SELECT keeper_pid::int8 FROM snowflake_id_status") as i32;
+    let _slow = SlowFsync::attach(keeper, 100_000);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let drawn: Vec<Vec<i64>> = thread::scope(|s| {
+        let drawers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut client = a.connect();
+                    let mut ids = Vec::new();
+                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        if let Ok(rows) = client.query("SELECT snowflake_nextval() FROM generate_series(1, 20000)", &[])
+                        {
+                            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_secs(1));
+        // Worker id 1 handed to someone else: a's next renewal is refused.
+        registry.sql("UPDATE snowflake_registry_leases SET holder_token = holder_token + 1 WHERE worker_id = 1");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while a.query_i64("SELECT worker_id::int8 FROM snowflake_id_status") != 0 {
+            assert!(Instant::now() < deadline, "a did not switch to worker id 0:\n{}", a.log());
+            thread::sleep(Duration::from_millis(100));
+        }
+        thread::sleep(Duration::from_secs(1));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        drawers.into_iter().map(|d| d.join().expect("drawer")).collect()
+    });
+
+    // Every ID under worker id 0 was issued after every ID under worker id
+    // 1 (the switch is one lock hold): strictly increasing means above all
+    // of them, whichever client drew which.
+    let all: Vec<i64> = drawn.iter().flatten().copied().collect();
+    let last_old = all.iter().copied().filter(|id| worker(*id) == 1).max().expect("IDs under worker id 1");
+    let first_new = all.iter().copied().filter(|id| worker(*id) == 0).min().expect("IDs under worker id 0");
+    assert!(
+        first_new > last_old,
+        "IDs went back at the switch: {last_old} (worker id 1, tick {}) was issued before {first_new} (worker id 0, tick {})",
+        last_old >> 18,
+        first_new >> 18
+    );
+    for ids in &drawn {
+        assert!(ids.windows(2).all(|w| w[1] > w[0]), "a client's IDs went back");
+    }
 }

@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::waits::{expected_event, wait_until_seen};
-use common::{describe, draw, pg_major, sql_error, Cluster};
+use common::{describe, draw, pg_major, sql_error, Cluster, SlowFsync};
 use postgres::types::Type;
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -136,31 +136,6 @@ fn a_wait_out_of_max_drift_is_named() {
     assert!(cancelled);
     let e = drawer.join().expect("drawer");
     assert_eq!(e.code, "57014", "{e:?}");
-}
-
-/// strace attached to a process, delaying each of its fsync calls; detached
-/// when dropped (the delayed call then completes).
-struct SlowFsync(Child);
-
-impl SlowFsync {
-    fn attach(pid: i32, delay_us: u32) -> SlowFsync {
-        let child = Command::new("strace")
-            .args(["-qq", "-o", "/dev/null", "-e", "trace=fsync"])
-            .arg("-e")
-            .arg(format!("inject=fsync:delay_enter={delay_us}"))
-            .args(["-p", &pid.to_string()])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("strace (scripts/setup.sh installs it)");
-        SlowFsync(child)
-    }
-}
-
-impl Drop for SlowFsync {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

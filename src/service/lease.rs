@@ -82,13 +82,17 @@ pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_go
         let _io = shmem::state_io();
         let mut shared = shmem::lock();
         if shared.generator.is_none() {
+            let now_ms = now_unix_ms();
             shared.generator = Some(generator);
+            // As start() does: the lease in force bounds the generator from
+            // its first step (none yet: no ID until the one below is entered).
+            enter_at_start(&mut shared, layout, None, now_ms);
             shared.written_mark = generator.mark();
-            shared.started_unix_ms = now_unix_ms();
+            shared.started_unix_ms = now_ms;
         }
     }
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());
-    let lsn = {
+    let (lsn, mark) = {
         let _io = shmem::state_io();
         let (written, clocks, last, previous_worker) = {
             let s = shmem::lock();
@@ -110,15 +114,29 @@ pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_go
         s.registry.lease = stored.registry;
         s.registry.worker_id = worker_id;
         if let Some(g) = s.generator.as_mut() {
+            // Backends went on issuing under the old worker id while the
+            // file and WAL were written: the floor is taken again past the
+            // tick they reached, in the hold that switches the worker id
+            // (an ID of a lower worker id in that tick would sort below
+            // theirs). IDs past the mark written wait for a new one.
+            let floor = floor.max(rule::holder_floor(
+                lease.floor,
+                worker_id,
+                previous_worker,
+                g.last_counter() >> layout.sequence_bits(),
+            ));
             g.enter_lease(layout, floor, lease.ceiling, now);
-            g.extend_mark(stored.mark);
         }
-        lsn
+        (lsn, stored.mark)
     };
     // A promoted standby must know what its primary held before IDs under
-    // the lease are issued past the mark (those wait anyway, in reserve).
-    wal::wait_for_sync_standbys(lsn, keep_going);
+    // the lease are issued past the mark: the mark counts as written only
+    // once the synchronous standbys have it (IDs past it wait in reserve).
+    let on_standbys = wal::wait_for_sync_standbys(lsn, keep_going);
     let mut s = shmem::lock();
+    if let (true, Some(g)) = (on_standbys, s.generator.as_mut()) {
+        g.extend_mark(mark);
+    }
     s.registry = RegistryShared {
         state: LeaseState::Held,
         worker_id,

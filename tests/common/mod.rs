@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
@@ -733,5 +733,30 @@ impl Cluster {
             );
             thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// strace attached to a process, delaying each of its fsync calls; detached
+/// when dropped (the delayed call then completes).
+pub struct SlowFsync(Child);
+
+impl SlowFsync {
+    pub fn attach(pid: i32, delay_us: u32) -> SlowFsync {
+        let child = Command::new("strace")
+            .args(["-qq", "-o", "/dev/null", "-e", "trace=fsync"])
+            .arg("-e")
+            .arg(format!("inject=fsync:delay_enter={delay_us}"))
+            .args(["-p", &pid.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("strace (scripts/setup.sh installs it)");
+        SlowFsync(child)
+    }
+}
+
+impl Drop for SlowFsync {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
