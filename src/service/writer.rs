@@ -7,7 +7,7 @@
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::mark_record::Kind;
-use snowflake_id_core::state_file::Stored;
+use snowflake_id_core::state_file::{RegistryLease, Stored};
 use snowflake_id_core::{Clocks, Layout, Policy};
 
 use super::resume::stored_layout;
@@ -67,10 +67,17 @@ pub fn reserve(
 ) -> Result<bool, WriteError> {
     let (mark, lsn, wrote) = {
         let _io = shmem::state_io();
-        let (usable, written, lsn, current) = {
+        // With a registry, the worker id written is the lease's, read with
+        // it under state_io (which a new lease is taken under too), not the
+        // caller's, read before: the keeper may have switched leases since,
+        // and a file pairing one worker id with another's lease would be
+        // resumed as this server's own after a crash. The mark itself does
+        // not depend on the worker id.
+        let (usable, written, lsn, current, lease, worker_id) = {
             let shared = shmem::lock();
+            let (lease, worker_id) = lease_and_worker_id(&shared, worker_id);
             match shared.generator.as_ref() {
-                Some(g) => (g.mark(), shared.written_mark, shared.mark_lsn, g.clocks()),
+                Some(g) => (g.mark(), shared.written_mark, shared.mark_lsn, g.clocks(), lease, worker_id),
                 None => return Ok(false),
             }
         };
@@ -86,7 +93,7 @@ pub fn reserve(
                 layout: stored_layout(layout, worker_id),
                 mark: target.max(written),
                 clocks: Some(clocks),
-                registry: shmem::lock().registry.lease,
+                registry: lease,
             };
             let written = file::write(&stored);
             let failure = written.as_ref().err().map(|e| shmem::ShortText::new(&e.to_string()));
@@ -109,6 +116,15 @@ pub fn reserve(
         g.extend_mark(mark);
     }
     Ok(wrote)
+}
+
+/// The registry lease in force and its worker id, or none and `worker_id`
+/// (a fixed one): what a state file written now pairs.
+fn lease_and_worker_id(shared: &shmem::Shared, worker_id: i64) -> (Option<RegistryLease>, i64) {
+    match shared.registry.lease {
+        Some(lease) => (Some(lease), shared.registry.worker_id),
+        None => (None, worker_id),
+    }
 }
 
 /// The mark keeper's turn: writes the mark the core's mark rule asks for
@@ -142,10 +158,11 @@ pub fn retry_failed_write(layout: &Layout, worker_id: i64) -> bool {
         return true;
     }
     let _io = shmem::state_io();
-    let (written, clocks, lease) = {
+    let (written, clocks, lease, worker_id) = {
         let s = shmem::lock();
+        let (lease, worker_id) = lease_and_worker_id(&s, worker_id);
         match s.generator {
-            Some(g) if s.written_mark >= 0 => (s.written_mark, g.clocks(), s.registry.lease),
+            Some(g) if s.written_mark >= 0 => (s.written_mark, g.clocks(), lease, worker_id),
             _ => return false,
         }
     };
