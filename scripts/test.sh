@@ -142,6 +142,8 @@ failed=()
 test_major() {
     local major=$1 pg_config bindir version tests t
     if [ "$major" != 15 ]; then
+        # Named, so that a failed build is reported as that, not as the step before.
+        block "PostgreSQL $major: the server built in the background"
         wait_for_servers || return 1
     fi
     pg_config=$(bash scripts/pg_servers.sh --pg-config "$major") || return 1
