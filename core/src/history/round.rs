@@ -1,0 +1,241 @@
+//! A back-fill session's round: the per-row path of past-instant IDs.
+//!
+//! A backend hands out the slots of the claims it was granted, from its own
+//! memory, with no lock and no write per row: it counts the rows it issued
+//! at each millisecond, and the n-th row at a millisecond takes the n-th
+//! slot among the grants that cover it, in the order they were granted
+//! (later grants sit higher, so ties keep the order rows came in). Only a
+//! row outside every grant, or past what the grants hold at its
+//! millisecond, asks for a claim, and claims grow as a round goes on, so an
+//! import makes a few dozen durable writes, not one per row.
+
+use std::collections::{BTreeMap, HashMap};
+
+/// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
+/// level map granted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub from: i64,
+    pub to: i64,
+    pub base: i64,
+    pub width: i64,
+}
+
+/// What the round answers for a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The ID's millisecond (the row's, or a later one when the row's is
+    /// full) and its history slot.
+    Issued { tick: i64, slot: i64 },
+    /// Ask the level map for up to `width` slots of every millisecond of
+    /// `[from, to)` (`at` is the millisecond the row needs: if the whole
+    /// span is full, try `[at, at + 1)` before giving up on `at`), then
+    /// report with [`Round::granted`] or [`Round::full_until`] and ask again.
+    Claim { from: i64, to: i64, at: i64, width: i64 },
+}
+
+/// Why a row gets no ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundError {
+    /// Every millisecond from the row's up to `limit` (the first one not in
+    /// the past) is full: the row would have to spill into the present.
+    NoRoom { tick: i64, limit: i64 },
+}
+
+/// The first sparse claim spans about a second around its row; each next
+/// one twice the last, up to about a year.
+const FIRST_SPAN_MS: i64 = 1 << 10;
+const MAX_SPAN_MS: i64 = 1 << 35;
+/// Dense claims (a millisecond with more rows than the grants over it
+/// hold) run forward from the row, 1 ms at first, doubling to about a second.
+const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
+/// How many milliseconds a round counts rows at before it should end (the
+/// caller starts a new one): about 40 MB of counts.
+pub const MAX_COUNTED_MS: usize = 1 << 20;
+
+#[derive(Debug, Default)]
+pub struct Round {
+    grants: Vec<Grant>,
+    /// Rows issued at each millisecond in this round.
+    used: HashMap<i64, i64>,
+    /// Runs of milliseconds `[from, to)` at which the level map had
+    /// nothing more, by their first.
+    full: BTreeMap<i64, i64>,
+    /// Where rows at a millisecond last spilled to: every millisecond
+    /// between is full for good (levels never go down), so the next row
+    /// starts there rather than walking them again.
+    spilled: HashMap<i64, i64>,
+    span: i64,
+    dense_span: i64,
+}
+
+impl Round {
+    pub fn new() -> Round {
+        Round { span: FIRST_SPAN_MS, dense_span: 1, ..Round::default() }
+    }
+
+    /// How many milliseconds this round counts rows at.
+    pub fn counted(&self) -> usize {
+        self.used.len()
+    }
+
+    /// The ID for a row at millisecond `tick`, every millisecond at or past
+    /// `limit` being out of reach; `sparse_width` is how many slots a claim
+    /// for a millisecond this round never met asks for.
+    pub fn next(&mut self, tick: i64, limit: i64, sparse_width: i64) -> Result<Next, RoundError> {
+        let mut at = self.spilled.get(&tick).copied().unwrap_or(tick);
+        loop {
+            if at >= limit {
+                return Err(RoundError::NoRoom { tick, limit });
+            }
+            let n = self.used.get(&at).copied().unwrap_or(0);
+            let mut k = n;
+            let mut covered = false;
+            for g in self.grants.iter().filter(|g| g.from <= at && at < g.to) {
+                covered = true;
+                if k < g.width {
+                    self.used.insert(at, n + 1);
+                    if at != tick {
+                        self.spilled.insert(tick, at);
+                    }
+                    return Ok(Next::Issued { tick: at, slot: g.base + k });
+                }
+                k -= g.width;
+            }
+            if let Some((_, &to)) = self.full.range(..=at).next_back().filter(|(_, &to)| at < to) {
+                // Spill: to the next millisecond with room in the map, or
+                // any sooner one this round holds slots of, as a burst
+                // borrows the next millisecond.
+                let held = self.grants.iter().filter(|g| g.to > at + 1).map(|g| g.from.max(at + 1)).min();
+                at = held.map_or(to, |h| h.min(to));
+                continue;
+            }
+            if !covered {
+                let (from, to) = self.gap_around(at, limit);
+                return Ok(Next::Claim { from, to, at, width: sparse_width });
+            }
+            // As many again as this millisecond has had: the grants double.
+            let to = at.saturating_add(self.dense_span).min(limit);
+            return Ok(Next::Claim { from: at, to, at, width: n.max(1) });
+        }
+    }
+
+    /// Up to `span` milliseconds around `at`, not into any grant of this
+    /// round (a claim over its own grants would sit above them for nothing)
+    /// nor before the epoch nor at or past `limit`.
+    fn gap_around(&self, at: i64, limit: i64) -> (i64, i64) {
+        let below = self.grants.iter().map(|g| g.to).filter(|&to| to <= at).max().unwrap_or(0);
+        let above = self.grants.iter().map(|g| g.from).filter(|&from| from > at).min().unwrap_or(limit);
+        let half = self.span / 2;
+        let from = at.saturating_sub(half).max(below).max(0);
+        let to = at.saturating_add(half).max(at + 1).min(above).min(limit);
+        (from, to)
+    }
+
+    /// A claim the level map granted.
+    pub fn granted(&mut self, grant: Grant) {
+        let dense = self.grants.iter().any(|g| g.from <= grant.from && grant.from < g.to);
+        if dense {
+            self.dense_span = (self.dense_span * 2).min(MAX_DENSE_SPAN_MS);
+        } else {
+            self.span = (self.span * 2).min(MAX_SPAN_MS);
+        }
+        self.grants.push(grant);
+    }
+
+    /// The level map has no slot left from millisecond `at` up to `until`
+    /// (its [`LevelMap::first_not_full`], or the limit): rows there spill
+    /// to `until`.
+    ///
+    /// [`LevelMap::first_not_full`]: crate::history::LevelMap::first_not_full
+    pub fn full_until(&mut self, at: i64, until: i64) {
+        self.full.insert(at, until.max(at + 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{ClaimError, LevelMap};
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    /// Answers a round's claims from `map` the way the extension does.
+    fn draw(round: &mut Round, map: &mut LevelMap, tick: i64, limit: i64, slots: i64) -> Result<(i64, i64), RoundError> {
+        loop {
+            match round.next(tick, limit, 2)? {
+                Next::Issued { tick, slot } => return Ok((tick, slot)),
+                Next::Claim { from, to, at, width } => {
+                    let granted = map
+                        .claim(from, to, width, slots)
+                        .map(|g| (from, to, g))
+                        .or_else(|_| map.claim(at, at + 1, width, slots).map(|g| (at, at + 1, g)));
+                    match granted {
+                        Ok((from, to, (base, width))) => round.granted(Grant { from, to, base, width }),
+                        Err(ClaimError::Full { .. }) => {
+                            round.full_until(at, map.first_not_full(at, slots).unwrap_or(limit))
+                        }
+                        Err(ClaimError::Empty) => panic!("empty claim {from}..{to}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_at_one_instant_take_its_slots_in_order_then_spill() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        let ids: Vec<_> = (0..20).map(|_| draw(&mut round, &mut map, 5000, 1 << 20, 16).unwrap()).collect();
+        let at_5000: Vec<_> = ids.iter().filter(|i| i.0 == 5000).map(|i| i.1).collect();
+        assert_eq!(at_5000, (0..16).collect::<Vec<_>>(), "{ids:?}");
+        assert!(ids[16..].iter().all(|i| i.0 > 5000));
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "in the order rows came: {ids:?}");
+    }
+
+    #[test]
+    fn a_million_rows_at_one_instant_make_few_claims() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        for _ in 0..100_000 {
+            draw(&mut round, &mut map, 1 << 30, 1 << 40, 256).unwrap();
+        }
+        assert!(round.grants.len() < 40, "{} claims", round.grants.len());
+    }
+
+    #[test]
+    fn nothing_left_before_the_present_is_refused() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        for _ in 0..4 {
+            draw(&mut round, &mut map, 8, 10, 2).unwrap();
+        }
+        assert_eq!(draw(&mut round, &mut map, 8, 10, 2), Err(RoundError::NoRoom { tick: 8, limit: 10 }));
+    }
+
+    proptest! {
+        /// Rounds one after another (sessions, crashes) and interleaved over
+        /// one level map: no two rows get one (millisecond, slot), no slot is
+        /// past the last, and a row's millisecond is never before its own.
+        #[test]
+        fn rows_of_any_rounds_never_share_an_id(
+            rows in prop::collection::vec((0usize..3, 0i64..3000, 0u8..8), 1..400),
+        ) {
+            let slots = 8;
+            let limit = 4000;
+            let mut map = LevelMap::new();
+            let mut rounds = vec![Round::new(), Round::new(), Round::new()];
+            let mut seen = HashSet::new();
+            for (r, tick, restart) in rows {
+                if restart == 0 {
+                    rounds[r] = Round::new();
+                }
+                match draw(&mut rounds[r], &mut map, tick, limit, slots) {
+                    Ok((t, s)) => {
+                        prop_assert!(t >= tick && t < limit && (0..slots).contains(&s));
+                        prop_assert!(seen.insert((t, s)), "({}, {}) twice", t, s);
+                    }
+                    Err(RoundError::NoRoom { .. }) => {}
+                }
+                map.coarsen(6);
+            }
+        }
+    }
+}

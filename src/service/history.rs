@@ -1,0 +1,175 @@
+//! Past-instant IDs (invariant 9): `snowflake_nextval_at(ts)`.
+//!
+//! The per-row path is the core's [`Round`], kept in this backend's memory
+//! for as long as the backend lives: no lock, no write. Only when the round
+//! asks for a claim does a row take the history LWLock, raise the level map,
+//! write the history file and a WAL record, and wait for the synchronous
+//! standbys, in that order, the way a new mark is made durable: a crash
+//! loses only slots never used, and a promoted synchronous standby has every
+//! claim an ID was returned under.
+
+use std::cell::RefCell;
+
+use pgrx::PgSqlErrorCode;
+use snowflake_id_core::history::{
+    history_sequence, history_slots, Claimed, Grant, Next, Round, RoundError, StoredMap, MAX_COUNTED_MS,
+};
+use snowflake_id_core::{epoch, Layout, StoredLayout};
+
+use super::draw::{check_may_issue, generator_settings};
+use super::resume::stored_layout;
+use super::writer::query_keeps_going;
+use crate::mark::{history_file, wal};
+use crate::pg::clock::now_unix_ms;
+use crate::pg::report::{check_for_interrupts, raise};
+use crate::refusal::{raise_core, raise_io};
+use crate::settings::registry;
+use crate::shmem;
+use crate::shmem::history::MAX_INTERVALS;
+
+const NEXTVAL_AT: &str = "snowflake_nextval_at()";
+
+thread_local! {
+    /// This backend's round, with the layout and worker id its grants are of.
+    static ROUND: RefCell<Option<(StoredLayout, Round)>> = const { RefCell::new(None) };
+}
+
+/// A new ID whose time is `unix_ms` (to the millisecond, or a later one when
+/// that millisecond's history slots are used up).
+pub fn nextval_at(unix_ms: i64) -> i64 {
+    check_may_issue(NEXTVAL_AT);
+    if registry::used() {
+        raise(
+            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            "snowflake_id: snowflake_nextval_at() does not work with a worker id leased from a registry yet".into(),
+            Some(
+                "A leased worker id moves between servers, and the slots it used for past instants here would not \
+                 move with it."
+                    .into(),
+            ),
+            Some("Import on a server with a fixed snowflake_id.worker_id that no other server uses.".into()),
+        );
+    }
+    let (layout, worker_id) = generator_settings();
+    let slots = history_slots(&layout);
+    if slots == 0 {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "snowflake_id: a layout with fewer than 4 sequence bits has no room for past-instant IDs".into(),
+            None,
+            Some("snowflake_id.sequence_bits = 4 or more keeps a sixteenth of each millisecond for them.".into()),
+        );
+    }
+    let tick = checked_tick(&layout, unix_ms);
+    let key = stored_layout(&layout, worker_id);
+    ROUND.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        // Another worker id or layout: the grants are of those. A round that
+        // has counted rows at a million milliseconds starts over (memory).
+        let stale = cell.as_ref().is_none_or(|(k, r)| *k != key || r.counted() > MAX_COUNTED_MS);
+        if stale {
+            *cell = Some((key, Round::new()));
+        }
+        let Some((_, round)) = cell.as_mut() else { unreachable!("set above") };
+        let sparse_width = (slots / 64).max(1);
+        loop {
+            // Rows at instants that the present has since passed stay
+            // allowed; the limit only moves forward.
+            let limit = past_limit(&layout);
+            match round.next(tick, limit, sparse_width) {
+                Ok(Next::Issued { tick, slot }) => {
+                    return layout.encode(tick, worker_id, history_sequence(&layout, slot)).unwrap_or_else(|e| raise_core(&e));
+                }
+                Ok(Next::Claim { from, to, at, width }) => match claim(key, slots, (from, to), at, width, limit) {
+                    Ok(grant) => round.granted(grant),
+                    Err(until) => round.full_until(at, until),
+                },
+                Err(RoundError::NoRoom { tick, limit }) => raise(
+                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "snowflake_id: no past-instant ID is left on worker id {worker_id} from {} to now",
+                        epoch::format_unix_ms(layout.epoch_ms().saturating_add(tick))
+                    ),
+                    Some(format!(
+                        "Every one of the {slots} history slots of each millisecond from there up to {} is used.",
+                        epoch::format_unix_ms(layout.epoch_ms().saturating_add(limit))
+                    )),
+                    Some("Import these rows on a server with another snowflake_id.worker_id.".into()),
+                ),
+            }
+        }
+    })
+}
+
+/// The first tick that is not in the past: the wall clock's, or the
+/// layout's end.
+fn past_limit(layout: &Layout) -> i64 {
+    now_unix_ms().saturating_sub(layout.epoch_ms()).min(layout.max_tick().saturating_add(1))
+}
+
+/// The tick of `unix_ms`, or the error for an instant no past-instant ID
+/// can have.
+fn checked_tick(layout: &Layout, unix_ms: i64) -> i64 {
+    let tick = unix_ms.saturating_sub(layout.epoch_ms());
+    let at = epoch::format_unix_ms(unix_ms);
+    if tick < 0 {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!("snowflake_id: {at} is before the epoch of the IDs"),
+            Some(format!("snowflake_id.epoch is {}.", epoch::format_unix_ms(layout.epoch_ms()))),
+            Some("An ID cannot tell a time before its layout's epoch; keep such rows' time in a column.".into()),
+        );
+    }
+    if tick > layout.max_tick() {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!("snowflake_id: {at} is after the last instant the IDs can tell"),
+            Some(format!("The layout's timestamp field ends at {}.", epoch::format_unix_ms(layout.last_unix_ms()))),
+            None,
+        );
+    }
+    if tick >= past_limit(layout) {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("snowflake_id: {at} is not in the past"),
+            Some("snowflake_nextval_at() makes IDs for instants before the current millisecond.".into()),
+            Some("Call snowflake_nextval() for an ID of the present.".into()),
+        );
+    }
+    tick
+}
+
+/// Claims up to `width` history slots of every millisecond of `span` (or of
+/// `at` alone when the span has none left) and makes the claim durable, or
+/// says up to which tick from `at` on nothing is left (at most `limit`).
+fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
+    let (grant, lsn) = {
+        let mut shared = shmem::history::lock();
+        let mut map = if shared.loaded && shared.layout == key {
+            shared.map()
+        } else if shared.loaded {
+            StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key)
+        } else {
+            let stored = history_file::read().unwrap_or_else(|e| history_file::raise_unreadable(e));
+            StoredMap::for_layout(stored.as_ref(), key)
+        };
+        let attempt = map
+            .claim(from, to, width, slots)
+            .map(|g| (from, to, g))
+            .or_else(|_| map.claim(at, at + 1, width, slots).map(|g| (at, at + 1, g)));
+        let Ok((from, to, (base, granted))) = attempt else {
+            return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
+        };
+        map.coarsen(MAX_INTERVALS);
+        // The file first: a crash after it and before the record loses
+        // nothing that was used. Then the record, flushed.
+        history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
+        let lsn = wal::log_history(&Claimed { layout: key, from, to, level: base + granted });
+        shared.set(key, &map);
+        (Grant { from, to, base, width: granted }, lsn)
+    };
+    if !wal::wait_for_sync_standbys(lsn, query_keeps_going) {
+        check_for_interrupts();
+    }
+    Ok(grant)
+}
