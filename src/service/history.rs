@@ -78,7 +78,9 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
             let limit = past_limit(&layout);
             match round.next(tick, limit, sparse_width) {
                 Ok(Next::Issued { tick, slot }) => {
-                    return layout.encode(tick, worker_id, history_sequence(&layout, slot)).unwrap_or_else(|e| raise_core(&e));
+                    return layout
+                        .encode(tick, worker_id, history_sequence(&layout, slot))
+                        .unwrap_or_else(|e| raise_core(&e));
                 }
                 Ok(Next::Claim { from, to, at, width }) => match claim(key, slots, (from, to), at, width, limit) {
                     Ok(grant) => round.granted(grant),
@@ -125,7 +127,7 @@ fn checked_tick(layout: &Layout, unix_ms: i64) -> i64 {
             PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
             format!("snowflake_id: {at} is after the last instant the IDs can tell"),
             Some(format!("The layout's timestamp field ends at {}.", epoch::format_unix_ms(layout.last_unix_ms()))),
-            None,
+            Some("Check the instant: a past instant is before the current millisecond.".into()),
         );
     }
     if tick >= past_limit(layout) {

@@ -66,7 +66,6 @@ pub fn history_sequence(layout: &Layout, slot: i64) -> i64 {
     live_sequences(layout) + slot
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

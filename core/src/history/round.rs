@@ -83,7 +83,8 @@ impl Round {
     /// `limit` being out of reach; `sparse_width` is how many slots a claim
     /// for a millisecond this round never met asks for.
     pub fn next(&mut self, tick: i64, limit: i64, sparse_width: i64) -> Result<Next, RoundError> {
-        let mut at = self.spilled.get(&tick).copied().unwrap_or(tick);
+        // Most imports never spill: no lookup then.
+        let mut at = if self.spilled.is_empty() { tick } else { self.spilled.get(&tick).copied().unwrap_or(tick) };
         loop {
             if at >= limit {
                 return Err(RoundError::NoRoom { tick, limit });
@@ -102,7 +103,8 @@ impl Round {
                 }
                 k -= g.width;
             }
-            if let Some((_, &to)) = self.full.range(..=at).next_back().filter(|(_, &to)| at < to) {
+            let full_run = if self.full.is_empty() { None } else { self.full.range(..=at).next_back() };
+            if let Some((_, &to)) = full_run.filter(|(_, &to)| at < to) {
                 // Spill: to the next millisecond with room in the map, or
                 // any sooner one this round holds slots of, as a burst
                 // borrows the next millisecond.
@@ -161,7 +163,13 @@ mod tests {
     use std::collections::HashSet;
 
     /// Answers a round's claims from `map` the way the extension does.
-    fn draw(round: &mut Round, map: &mut LevelMap, tick: i64, limit: i64, slots: i64) -> Result<(i64, i64), RoundError> {
+    fn draw(
+        round: &mut Round,
+        map: &mut LevelMap,
+        tick: i64,
+        limit: i64,
+        slots: i64,
+    ) -> Result<(i64, i64), RoundError> {
         loop {
             match round.next(tick, limit, 2)? {
                 Next::Issued { tick, slot } => return Ok((tick, slot)),

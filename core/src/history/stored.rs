@@ -82,7 +82,12 @@ impl StoredMap {
             return Err(corrupt("intervals out of order, empty or below the floor".into()));
         }
         Ok(StoredMap {
-            layout: StoredLayout { worker_bits: w as u8, sequence_bits: s as u8, epoch_ms: layout.epoch_ms(), worker_id },
+            layout: StoredLayout {
+                worker_bits: w as u8,
+                sequence_bits: s as u8,
+                epoch_ms: layout.epoch_ms(),
+                worker_id,
+            },
             map: LevelMap::from_parts(floor, intervals),
         })
     }
