@@ -129,12 +129,28 @@ BEGIN
                       HINT = 'rekey_by names the column that holds when each row happened: timestamptz, or timestamp '
                              '(read in the session''s TimeZone).';
         END IF;
+        -- No row may come or change while its key is re-keyed (rows
+        -- committed between the map and the UPDATE would keep old keys).
+        IF NOT dry_run THEN
+            EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+        END IF;
         EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NULL', tbl, rekey_by) INTO nulls;
         IF nulls > 0 THEN
             RAISE EXCEPTION '% rows of % have no time in column "%"', nulls, tbl, rekey_by
                 USING ERRCODE = '23502',
                       HINT = format('Give them one first, for example: UPDATE %s SET %I = <when they happened> '
                                     'WHERE %I IS NULL;', tbl, rekey_by, rekey_by);
+        END IF;
+        -- Times no past-instant ID can have, counted, before anything runs.
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
+                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0))', tbl, rekey_by, rekey_by)
+           INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
+                            nulls, tbl, rekey_by
+                USING ERRCODE = '22023',
+                      HINT = 'An ID can tell a time from the layout''s epoch up to the present; fix those times, or '
+                             'give those rows live IDs after the conversion.';
         END IF;
     END IF;
 
@@ -228,6 +244,13 @@ BEGIN
             stmts := stmts || format('ALTER TABLE %s DROP CONSTRAINT %I', fk.rel, fk.conname);
             fk_adds := fk_adds || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.rel, fk.conname, fk.def);
         END LOOP;
+        -- Every table of the chain, before the map is made.
+        FOR widen IN
+            SELECT DISTINCT w.rel::regclass AS rel FROM unnest(w_rels) AS w(rel) ORDER BY 1
+        LOOP
+            stmts := stmts || format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', widen.rel);
+        END LOOP;
+        stmts := stmts || format('DROP TABLE IF EXISTS %s', map);
         stmts := stmts || format(
             'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
             'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',

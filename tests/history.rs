@@ -373,3 +373,58 @@ fn a_rekey_refuses_a_time_column_that_is_not_one_or_has_nulls() {
         .get(0);
     assert!(default.starts_with("nextval("), "{default}");
 }
+
+/// A change of epoch (allowed on purpose) numbers IDs anew, and the numbers
+/// meet: an epoch a day earlier gives the same bigint for the instant a day
+/// earlier. The past-instant IDs returned before must not come back.
+#[test]
+fn a_layout_change_does_not_hand_out_returned_ids_again() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 12"]);
+    let before = draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 151 * 86_400_000; 300]);
+    cluster.stop();
+    cluster.append_conf(&["snowflake_id.epoch = '2024-12-31 00:00:00+00'", "snowflake_id.allow_layout_change = on"]);
+    cluster.start();
+    let after = draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 150 * 86_400_000; 300]);
+    assert_no_duplicates([&before, &after]);
+}
+
+/// A change of worker id keeps the old map's levels, and no more: one full
+/// millisecond under the old worker id leaves every other instant open.
+#[test]
+fn a_worker_id_change_leaves_the_other_instants_open() {
+    let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 13"]);
+    draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 59 * 86_400_000; 300]);
+    cluster.stop();
+    cluster.append_conf(&["snowflake_id.worker_id = 14"]);
+    cluster.start();
+    let ids = draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 250 * 86_400_000, DEFAULT_EPOCH_MS + 400 * 86_400_000]);
+    assert_eq!(split(ids[0], 10, 12).0, DEFAULT_EPOCH_MS + 250 * 86_400_000);
+    assert_eq!(split(ids[1], 10, 12), (DEFAULT_EPOCH_MS + 400 * 86_400_000, 14, 3840));
+}
+
+/// A claim whose wait for the synchronous standbys is cut short is kept for
+/// the next call: a client retrying against a missing standby does not
+/// spend the instant's slots, and its ID, once the standby is back (here:
+/// no longer asked for), is at its instant.
+#[test]
+fn a_cancelled_wait_for_the_standbys_keeps_its_claim() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 15"]);
+    cluster.sql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+    cluster.sql("SELECT pg_reload_conf()");
+    thread::sleep(Duration::from_millis(300));
+    let at = DEFAULT_EPOCH_MS + 90 * 86_400_000 + 43_200_000;
+    let mut c = cluster.connect();
+    c.batch_execute("SET statement_timeout = '50ms'").unwrap();
+    for _ in 0..40 {
+        let e = sql_error(&mut c, &format!("SELECT snowflake_nextval_at('epoch'::timestamptz + {at} * interval '1 ms')"));
+        assert_eq!(e.code, "57014", "{e:?}");
+    }
+    c.batch_execute("RESET statement_timeout").unwrap();
+    cluster.sql("ALTER SYSTEM RESET synchronous_standby_names");
+    cluster.sql("SELECT pg_reload_conf()");
+    thread::sleep(Duration::from_millis(300));
+    let id = draw_at(&mut c, &[at])[0];
+    assert_eq!(split(id, 10, 12).0, at, "the retried ID is not at its instant");
+    let intervals = std::fs::read_to_string(cluster.data().join("snowflake_id.history")).unwrap();
+    assert!(intervals.matches("interval=").count() <= 3, "40 retries spent claims:\n{intervals}");
+}

@@ -32,6 +32,11 @@ const NEXTVAL_AT: &str = "snowflake_nextval_at()";
 thread_local! {
     /// This backend's round, with the layout and worker id its grants are of.
     static ROUND: RefCell<Option<(StoredLayout, Round)>> = const { RefCell::new(None) };
+    /// A claim made durable here whose wait for the synchronous standbys
+    /// was cut short (statement_timeout, a cancel): the next call waits for
+    /// its record again and then uses it, rather than claiming anew each
+    /// time and spending slots a retry loop never gets to use.
+    static PENDING: RefCell<Option<(StoredLayout, Grant, u64)>> = const { RefCell::new(None) };
 }
 
 /// A new ID whose time is `unix_ms` (to the millisecond, or a later one when
@@ -71,7 +76,16 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
             *cell = Some((key, Round::new()));
         }
         let Some((_, round)) = cell.as_mut() else { unreachable!("set above") };
-        let sparse_width = (slots / 64).max(1);
+        if let Some((pending_key, grant, lsn)) = PENDING.with(|p| *p.borrow()) {
+            if pending_key == key {
+                wal::wait_for_sync_standbys(lsn, query_keeps_going);
+                round.granted(grant);
+            }
+            PENDING.with(|p| p.borrow_mut().take());
+        }
+        // One slot a millisecond per claim for rows this session never met
+        // there: a session raises the level of what it spans by its widths.
+        let sparse_width = 1;
         loop {
             // Rows at instants that the present has since passed stay
             // allowed; the limit only moves forward.
@@ -82,10 +96,13 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
                         .encode(tick, worker_id, history_sequence(&layout, slot))
                         .unwrap_or_else(|e| raise_core(&e));
                 }
-                Ok(Next::Claim { from, to, at, width }) => match claim(key, slots, (from, to), at, width, limit) {
-                    Ok(grant) => round.granted(grant),
-                    Err(until) => round.full_until(at, until),
-                },
+                Ok(Next::Claim { from, to, at, width }) => {
+                    check_for_interrupts();
+                    match claim(key, slots, (from, to), at, width, limit) {
+                        Ok(grant) => round.granted(grant),
+                        Err(until) => round.full_until(at, until),
+                    }
+                }
                 Err(RoundError::NoRoom { tick, limit }) => raise(
                     PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                     format!(
@@ -170,8 +187,8 @@ fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: 
         shared.set(key, &map);
         (Grant { from, to, base, width: granted }, lsn)
     };
-    if !wal::wait_for_sync_standbys(lsn, query_keeps_going) {
-        check_for_interrupts();
-    }
+    PENDING.with(|p| *p.borrow_mut() = Some((key, grant, lsn)));
+    wal::wait_for_sync_standbys(lsn, query_keeps_going);
+    PENDING.with(|p| p.borrow_mut().take());
     Ok(grant)
 }

@@ -12,7 +12,7 @@ use snowflake_id_core::StoredLayout;
 
 /// Intervals the map keeps; more are merged at the larger level
 /// (`LevelMap::coarsen`), which only wastes slots.
-pub const MAX_INTERVALS: usize = 512;
+pub const MAX_INTERVALS: usize = 2048;
 
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -43,9 +43,12 @@ pub enum RoundError {
 }
 
 /// The first sparse claim spans about a second around its row; each next
-/// one twice the last, up to about a year.
+/// one twice the last, up to about 19 hours: a session raises the level by
+/// one over what it spans, so a span of a year let a few hundred short
+/// sessions (a connection pool) fill two years; 19 hours keeps a random
+/// import over two years to about a thousand claims.
 const FIRST_SPAN_MS: i64 = 1 << 10;
-const MAX_SPAN_MS: i64 = 1 << 35;
+const MAX_SPAN_MS: i64 = 1 << 26;
 /// Dense claims (a millisecond with more rows than the grants over it
 /// hold) run forward from the row, 1 ms at first, doubling to about a second.
 const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
@@ -85,6 +88,11 @@ impl Round {
     pub fn next(&mut self, tick: i64, limit: i64, sparse_width: i64) -> Result<Next, RoundError> {
         // Most imports never spill: no lookup then.
         let mut at = if self.spilled.is_empty() { tick } else { self.spilled.get(&tick).copied().unwrap_or(tick) };
+        // Milliseconds passed over on the way: full for good, so they point
+        // where this row landed (path compression; without it rows at each
+        // next millisecond of a long spill walk it again, and a spill costs
+        // its length squared).
+        let mut passed: Vec<i64> = vec![];
         loop {
             if at >= limit {
                 return Err(RoundError::NoRoom { tick, limit });
@@ -98,6 +106,9 @@ impl Round {
                     self.used.insert(at, n + 1);
                     if at != tick {
                         self.spilled.insert(tick, at);
+                        for p in passed {
+                            self.spilled.insert(p, at);
+                        }
                     }
                     return Ok(Next::Issued { tick: at, slot: g.base + k });
                 }
@@ -109,7 +120,9 @@ impl Round {
                 // any sooner one this round holds slots of, as a burst
                 // borrows the next millisecond.
                 let held = self.grants.iter().filter(|g| g.to > at + 1).map(|g| g.from.max(at + 1)).min();
+                passed.push(at);
                 at = held.map_or(to, |h| h.min(to));
+                at = self.spilled.get(&at).copied().unwrap_or(at);
                 continue;
             }
             if !covered {

@@ -19,17 +19,42 @@ pub struct StoredMap {
 }
 
 impl StoredMap {
-    /// The map for `layout`: this one when it is of that layout and worker
-    /// id. Another worker id's map says nothing about which slots of this
-    /// worker id were used when it was last held here, so the new one starts
-    /// at the old one's highest level everywhere: wasteful, never a reuse.
-    /// Another layout's slots are other numbers: a fresh map.
+    /// The map for `layout`: this one when it is of that layout.
+    ///
+    /// Another worker id of the same layout keeps the old map as it is: it
+    /// says nothing about which slots of this worker id were used when it
+    /// was last held here, but levels never go down, so a map carried
+    /// through any chain of worker ids is at or above every earlier one at
+    /// every millisecond (wasteful where the old one was used, never a
+    /// reuse, and never everything full because one millisecond was).
+    ///
+    /// Another layout (epoch or bit split) numbers IDs differently, but the
+    /// numbers meet: the same bits with an earlier epoch give the same
+    /// bigint for an earlier instant. Every tick of the new layout whose
+    /// smallest ID is not above the largest ID the old map may have handed
+    /// out starts full.
     pub fn for_layout(stored: Option<&StoredMap>, layout: StoredLayout) -> LevelMap {
-        match stored {
-            Some(s) if s.layout == layout => s.map.clone(),
-            Some(s) if same_bits(&s.layout, &layout) => LevelMap::from_parts(s.map.highest(), vec![]),
-            _ => LevelMap::new(),
+        let Some(s) = stored else { return LevelMap::new() };
+        if same_bits(&s.layout, &layout) {
+            return s.map.clone();
         }
+        let (old, new) = (s.layout.layout(), layout.layout());
+        // The last tick of the old map with a slot used; a floor above 0
+        // (a worker id changed before) may stand for any tick up to the end.
+        let last_tick = if s.map.floor() > 0 {
+            old.max_tick()
+        } else {
+            match s.map.intervals().iter().filter(|i| i.level > 0).map(|i| i.to - 1).max() {
+                Some(t) => t,
+                None => return LevelMap::new(),
+            }
+        };
+        let largest_old_id =
+            old.id_from_counter((last_tick << old.sequence_bits()) | old.max_sequence(), old.max_worker_id());
+        let shift = new.worker_bits() + new.sequence_bits();
+        let first_clear_tick = (largest_old_id >> shift).saturating_add(1);
+        let slots = super::history_slots(&new);
+        LevelMap::from_parts(0, vec![Interval { from: 0, to: first_clear_tick, level: slots }])
     }
 
     pub fn render(&self) -> String {
@@ -126,12 +151,29 @@ mod tests {
     }
 
     #[test]
-    fn another_worker_id_starts_above_everything_the_last_one_used() {
+    fn another_worker_id_keeps_the_old_levels_and_no_more() {
         let mut map = LevelMap::new();
-        map.claim(10, 20, 9, 256).unwrap();
+        map.claim(10, 20, 256, 256).unwrap();
         let stored = StoredMap { layout: layout(7), map: map.clone() };
         assert_eq!(StoredMap::for_layout(Some(&stored), layout(7)), map);
-        assert_eq!(StoredMap::for_layout(Some(&stored), layout(8)).level_over(0, i64::MAX), 9);
+        let other = StoredMap::for_layout(Some(&stored), layout(8));
+        assert_eq!((other.level_over(10, 20), other.level_over(0, 10), other.level_over(20, 1 << 40)), (256, 0, 0));
         assert_eq!(StoredMap::for_layout(None, layout(8)), LevelMap::new());
+    }
+
+    #[test]
+    fn another_layout_starts_full_up_to_the_old_maps_largest_id() {
+        let mut map = LevelMap::new();
+        map.claim(1_000, 2_000, 1, 256).unwrap();
+        let stored = StoredMap { layout: layout(7), map };
+        // A day earlier epoch, same bits: new tick t is the same number as old tick t (a day
+        // earlier in real time), so the new ticks up to the old map's last are full.
+        let earlier = StoredLayout { epoch_ms: layout(7).epoch_ms - 86_400_000, ..layout(7) };
+        let new = StoredMap::for_layout(Some(&stored), earlier);
+        assert_eq!((new.level_over(1_999, 2_000), new.level_over(2_000, 2_001)), (256, 0));
+        // One worker bit fewer: old tick t is about new tick 2t.
+        let narrower = StoredLayout { worker_bits: 9, ..layout(7) };
+        let new = StoredMap::for_layout(Some(&stored), narrower);
+        assert_eq!((new.level_over(3_999, 4_000), new.level_over(4_000, 4_001)), (256, 0));
     }
 }
