@@ -8,6 +8,7 @@ move with the machine.
 """
 
 import datetime
+import hashlib
 import os
 import platform
 import re
@@ -245,60 +246,113 @@ MAJORS_BEGIN = "<!-- majors: begin (benches/majors.sh) -->"
 MAJORS_END = "<!-- majors: end -->"
 
 
+# What section 8 reports per server: the floor, nextval and the generator.
+MAJOR_GENERATORS = ("loop (floor)", "nextval('seq')", "snowflake_nextval()")
+
+
+def bulk_side_by_side(servers, n=2_000_000):
+    """bulk() on several servers running at once, `servers` is {label: Server}:
+    in each repetition every generator runs on each server in turn before the
+    next generator, so that the machine's noise hits both modes alike.
+    Returns {label: {generator: median ns per row}}."""
+    samples = {label: {name: [] for name in MAJOR_GENERATORS} for label in servers}
+    for _ in range(REPS):
+        for name in MAJOR_GENERATORS:
+            expr = GENERATORS[name]
+            for label, server in servers.items():
+                ms = server.timed(f"SELECT count(x) FROM (SELECT {expr} AS x FROM generate_series(1, {n}) g) t")
+                samples[label][name].append(ms * 1e6 / n)
+    return {label: {name: median(v) for name, v in s.items()} for label, s in samples.items()}
+
+
+def ready(server):
+    """Creates the extension and a sequence, and draws once; a node with a
+    registry refuses until its mark keeper has a lease, so it is asked again."""
+    server.sql("CREATE EXTENSION snowflake_id; CREATE SEQUENCE seq;")
+    for _ in range(100):
+        try:
+            server.sql("SELECT snowflake_nextval(), nextval('seq')")
+            return server.sql("SHOW server_version")
+        except subprocess.CalledProcessError:
+            time.sleep(0.2)  # the mark keeper is still asking for a worker id
+    server.sql("SELECT snowflake_nextval()")  # raises with the reason
+
+
+def check_library(bin_dir, sha256):
+    """Stops the run unless the installed library, which the servers just
+    started have loaded, is still the build majors.sh installed (`sha256`):
+    on a shared machine another session may have installed its own (a debug
+    build costs ten times as much per ID)."""
+    if not sha256:
+        return
+    libdir = run([str(Path(bin_dir) / "pg_config"), "--pkglibdir"]).stdout.strip()
+    lib = Path(libdir) / "snowflake_id.so"
+    if hashlib.sha256(lib.read_bytes()).hexdigest() != sha256:
+        raise SystemExit(f"bench: {lib} is no longer the build benches/majors.sh installed "
+                         "(another session installed over it?): its figures would not be this build's")
+
+
+def major_row(label, b):
+    floor = b["loop (floor)"]
+    seq, sf = b["nextval('seq')"] - floor, b["snowflake_nextval()"] - floor
+    return f"| {label} | {floor:.0f} | {seq:.0f} | {sf:.0f} | {sf / seq:.2f}× |"
+
+
 def majors_main(majors):
-    """Bulk generation per PostgreSQL major, one throwaway server each, one
-    after the other in one run: `majors` is [(major, bin_dir)]. Writes the
+    """Bulk generation per PostgreSQL major, in one run: `majors` is
+    [(major, bin_dir, sha256 of the library installed there or "")]. The
+    first major is measured in both modes at once: a server with a fixed
+    worker id and one whose worker id is leased from a registry (a third
+    server) run side by side, repetitions interleaved between them, since on
+    a shared machine only ratios measured together compare. Then each other major on its own throwaway server. Writes the
     section between MAJORS_BEGIN and MAJORS_END of docs/benchmarks.md."""
     rows = []
-    for major, bin_dir in majors:
+    load_before = os.getloadavg()
+    major, bin_dir, sha256 = majors[0]
+    print(f"bench: bulk on PostgreSQL {major} ({bin_dir}), fixed worker id and registry side by side", flush=True)
+    servers = []
+    try:
+        fixed = Server(bin_dir, port=PORT)
+        servers.append(fixed)
+        registry = Server(bin_dir, port=PORT + 1, conf="")
+        servers.append(registry)
+        registry.sql("CREATE EXTENSION snowflake_id")
+        node = Server(bin_dir, port=PORT + 2, conf=(
+            "shared_preload_libraries = 'snowflake_id'\n"
+            f"snowflake_id.registry = 'host={registry.dir} port={registry.port} dbname=postgres user=postgres'\n"))
+        servers.append(node)
+        check_library(bin_dir, sha256)
+        version = ready(fixed)
+        ready(node)
+        b = bulk_side_by_side({"fixed": fixed, "registry": node})
+    finally:
+        for server in reversed(servers):
+            server.stop()
+    rows.append(major_row(f"{version}, worker id set", b["fixed"]))
+    rows.append(major_row(f"{version}, worker id from a registry", b["registry"]))
+    for major, bin_dir, sha256 in majors[1:]:
         print(f"bench: bulk on PostgreSQL {major} ({bin_dir})", flush=True)
         server = Server(bin_dir)
         try:
-            server.sql("CREATE EXTENSION snowflake_id; CREATE SEQUENCE seq;")
-            server.sql("SELECT snowflake_nextval(), nextval('seq')")
-            version = server.sql("SHOW server_version")
-            b = bulk(server)
+            check_library(bin_dir, sha256)
+            version = ready(server)
+            b = bulk_side_by_side({major: server})[major]
         finally:
             server.stop()
-        floor = b["loop (floor)"]
-        seq, sf = b["nextval('seq')"] - floor, b["snowflake_nextval()"] - floor
-        rows.append(f"| {version} | {floor:.0f} | {seq:.0f} | {sf:.0f} | {sf / seq:.2f}× |")
-    # The first major again, its worker id leased from a registry (another
-    # throwaway server): the lease only bounds the generator, off the query path.
-    major, bin_dir = majors[0]
-    print(f"bench: bulk on PostgreSQL {major} with a worker id registry", flush=True)
-    registry = Server(bin_dir, port=PORT + 1, conf="")
-    node = None
-    try:
-        registry.sql("CREATE EXTENSION snowflake_id")
-        node = Server(bin_dir, conf=(
-            "shared_preload_libraries = 'snowflake_id'\n"
-            f"snowflake_id.registry = 'host={registry.dir} port={registry.port} dbname=postgres user=postgres'\n"))
-        node.sql("CREATE EXTENSION snowflake_id; CREATE SEQUENCE seq;")
-        for _ in range(100):
-            try:
-                node.sql("SELECT snowflake_nextval(), nextval('seq')")
-                break
-            except subprocess.CalledProcessError:
-                time.sleep(0.2)  # the mark keeper is still asking for a worker id
-        version = node.sql("SHOW server_version") + ", worker id from a registry"
-        b = bulk(node)
-    finally:
-        if node:
-            node.stop()
-        registry.stop()
-    floor = b["loop (floor)"]
-    seq, sf = b["nextval('seq')"] - floor, b["snowflake_nextval()"] - floor
-    rows.append(f"| {version} | {floor:.0f} | {seq:.0f} | {sf:.0f} | {sf / seq:.2f}× |")
+        rows.append(major_row(f"{version}, worker id set", b))
+    load_after = os.getloadavg()
+    load = lambda l: ", ".join(f"{x:.2f}" for x in l)
     section = "\n".join([
         MAJORS_BEGIN,
         "## 8. Bulk generation on each PostgreSQL major",
         "",
         f"Run on {datetime.date.today().isoformat()} by `bash benches/majors.sh`"
-        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}): the bulk statement of section 1 on a",
-        f"throwaway server of each major in turn, release build, median of {REPS} repetitions, generators interleaved.",
-        "Compare the ratios: each is measured on one server, side by side. The last row is the first major again",
-        "with `snowflake_id.registry` set: the worker id leased from a registry on a second throwaway server.",
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}): the bulk statement of section 1,",
+        f"release build, median of {REPS} repetitions, generators interleaved. The first two rows ran at the same time,",
+        "each repetition alternating between them: one server with `snowflake_id.worker_id` set, one with",
+        "`snowflake_id.registry` set (its worker id leased from a registry on a third server). Each other major ran",
+        "after them on a throwaway server of its own. Compare the ratios, each measured on one server against its",
+        f"own `nextval`: the machine is shared (load average {load(load_before)} before the run, {load(load_after)} after).",
         "",
         "| server | loop (floor), ns per row | `nextval('seq')`, ns per ID above the floor "
         "| `snowflake_nextval()`, ns per ID above the floor | cost vs nextval |",
@@ -314,11 +368,13 @@ def majors_main(majors):
         new = old.rstrip("\n") + "\n\n" + section + "\n"
     path.write_text(new)
     print("\n".join(rows))
+    print(f"load average before: {load(load_before)}, after: {load(load_after)}")
 
 
 def main():
     if sys.argv[1:2] == ["--majors"]:
-        return majors_main([tuple(a.split(":", 1)) for a in sys.argv[2:]])
+        # major:bindir[:sha256 of the installed library]
+        return majors_main([tuple((a.split(":", 2) + [""])[:3]) for a in sys.argv[2:]])
     DOCS.mkdir(exist_ok=True)
     server = Server()
     try:

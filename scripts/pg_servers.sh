@@ -4,6 +4,9 @@
 #
 #   bash scripts/pg_servers.sh               install what is missing, register each
 #                                            major with pgrx, print "<major> <bindir> <version>"
+#   bash scripts/pg_servers.sh --no-register install what is missing, nothing else (needs no
+#                                            cargo-pgrx: scripts/test.sh builds the servers
+#                                            with this while cargo-pgrx and the tests compile)
 #   bash scripts/pg_servers.sh --bindir 17   print the bin dir of an installed major (no install)
 #   bash scripts/pg_servers.sh --pg-config 17   print its pg_config
 #   bash scripts/pg_servers.sh --regress-tree 18   print a source tree of installed 18 (17 or 18)
@@ -13,6 +16,9 @@
 #                                            under $SNOWFLAKE_PG_CACHE/regress/pg18
 #
 #   PG_MAJORS="15 18"   the majors to install (default: 15 16 17 18)
+#   PG_REGRESS_MAJORS="18"  also the --regress-tree of these majors (default: none);
+#                       a major built now keeps its build tree as that tree
+#                       rather than configuring and compiling a second one
 #   SNOWFLAKE_PG_CACHE  where 16, 17 and 18 live (default /var/cache/snowflake_id as root)
 #
 # Where each major comes from (Debian 12 reaches only Debian, PyPI, crates.io, npm):
@@ -38,6 +44,8 @@ umask 022
 
 ALL_MAJORS="15 16 17 18"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
+PG_REGRESS_MAJORS=${PG_REGRESS_MAJORS:-}
+no_register=""
 if [ "$(id -u)" = 0 ]; then
     CACHE=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake_id}
 else
@@ -51,6 +59,19 @@ CONTRIB=(pg_walinspect)
 TOOLS=(initdb pg_ctl postgres psql pgbench pg_basebackup pg_dump pg_restore pg_config)
 # Debian suite whose source package carries each built major.
 declare -A SUITE=([17]=trixie [18]=sid)
+# The upstream release of each built major that the tests run on and the
+# README names, with the SHA-256 of its tarball (from the signed .dsc that apt
+# verified when it was first fetched). Taken straight from Debian's pool
+# first: a suite's index can name a release the mirror does not serve yet
+# (trixie's named 17.12 while deb.debian.org answered 404 for it, November
+# 2026), and a pinned release keeps every run on what the README says. Only
+# when the pool no longer has it (Debian drops superseded releases) is the
+# suite's current source package fetched instead, and the README's versions
+# want updating.
+declare -A PINNED=(
+    [17]="17.11 dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979"
+    [18]="18.6 555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f"
+)
 
 say() { echo "pg_servers: $*" >&2; }
 die() {
@@ -128,12 +149,23 @@ orig_tarball() {
     tarball=$(find "$CACHE/src" -maxdepth 1 -name "postgresql-${major}_*.orig.tar.bz2" 2>/dev/null | sort -V | tail -n 1)
     if [ -z "$tarball" ]; then
         apt_install dpkg-dev debian-archive-keyring
+        mkdir -p "$CACHE/src"
+        local release=${PINNED[$major]% *} sha256=${PINNED[$major]#* }
+        local name="postgresql-${major}_$release.orig.tar.bz2"
+        say "fetching $name from Debian's pool"
+        # apt-helper checks the hash, and leaves no file when it does not match.
+        if /usr/lib/apt/apt-helper -qq download-file "http://deb.debian.org/debian/pool/main/p/postgresql-$major/$name" \
+            "$CACHE/src/$name" "SHA256:$sha256" >/dev/null 2>&1; then
+            echo "$CACHE/src/$name"
+            return 0
+        fi
+        rm -f "$CACHE/src/$name"
+        say "the pool no longer has $name: the newest postgresql-$major of ${SUITE[$major]} instead (update the README's versions)"
         if [ ! -e "$CACHE/apt/.updated" ]; then
             say "reading the trixie and sid source indexes (private apt lists)"
             private_apt -qq update >&2
             touch "$CACHE/apt/.updated"
         fi
-        mkdir -p "$CACHE/src"
         # apt downloads as _apt when it can write the target directory.
         chown _apt "$CACHE/src" 2>/dev/null || true
         say "fetching postgresql-$major/${SUITE[$major]} (source)"
@@ -144,29 +176,50 @@ orig_tarball() {
     echo "$tarball"
 }
 
+# Builds and installs major $1 from source; with $2 = keep, in the place of
+# its --regress-tree and kept as that tree (the full build has every part
+# the suite needs), else in a scratch directory removed afterwards.
 build_from_source() {
-    local major=$1 prefix tarball src log
+    local major=$1 keep=${2:-} prefix tarball src log
     prefix=$(prefix_of "$major")
     tarball=$(orig_tarball "$major")
     # Since 17 the tarballs no longer carry the generated parser: bison, flex.
     apt_install gcc make perl bison flex zlib1g-dev
-    rm -rf "$CACHE/build/pg$major" "$prefix"
-    mkdir -p "$CACHE/build/pg$major"
+    if [ "$keep" = keep ]; then
+        src="$CACHE/regress/pg$major"
+        mkdir -p "$CACHE/regress"
+        exec 8>"$CACHE/regress/.lock-pg$major"
+        flock 8
+    else
+        src="$CACHE/build/pg$major"
+    fi
+    rm -rf "$src" "$prefix"
+    mkdir -p "$src" "$CACHE/build"
     log="$CACHE/build/pg$major.log"
     say "building $(basename "$tarball") into $prefix (about 3 minutes on 2 cores; log: $log)"
-    tar -xjf "$tarball" -C "$CACHE/build/pg$major" --strip-components=1
-    src="$CACHE/build/pg$major"
+    tar -xjf "$tarball" -C "$src" --strip-components=1
     if ! (
         cd "$src" &&
             ./configure --prefix="$prefix" --without-icu --without-readline &&
             make -j"$(nproc)" &&
             make install &&
-            for mod in "${CONTRIB[@]}"; do make -C "contrib/$mod" install || exit 1; done
+            for mod in "${CONTRIB[@]}"; do make -C "contrib/$mod" install || exit 1; done &&
+            if [ "$keep" = keep ]; then make -C src/test/regress -j"$(nproc)"; fi
     ) >"$log" 2>&1; then
         tail -n 30 "$log" >&2
         die "building PostgreSQL $major failed (full log: $log)"
     fi
-    rm -rf "$src"
+    if [ "$keep" = keep ]; then
+        tree_stamp "$major" "$tarball" >"$src/.regress-tree"
+    else
+        rm -rf "$src"
+    fi
+}
+
+# What a regression-suite tree of major $1 built from tarball $2 records:
+# a tree is reused only for the same tarball and configuration.
+tree_stamp() {
+    echo "$(basename "$2") --prefix=$(prefix_of "$1") --without-icu --without-readline"
 }
 
 install_pgserver() {
@@ -224,7 +277,7 @@ regress_tree() {
     version=${version#*_}
     "$prefix/bin/pg_config" --version | grep -qx "PostgreSQL $version" ||
         die "the installed $("$prefix/bin/pg_config" --version) is not the tarball's $version; reinstall it: rm -rf $prefix && PG_MAJORS=$major bash scripts/pg_servers.sh"
-    want="$(basename "$tarball") --prefix=$prefix --without-icu --without-readline"
+    want=$(tree_stamp "$major" "$tarball")
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/src/test/regress/pg_regress" ]; then
         echo "$dir"
         return 0
@@ -255,7 +308,13 @@ ensure() {
     case "$major" in
     15) apt_install postgresql-15 postgresql-server-dev-15 ;;
     16) install_pgserver ;;
-    17 | 18) build_from_source "$major" ;;
+    17 | 18)
+        if [[ " $PG_REGRESS_MAJORS " == *" $major "* ]]; then
+            build_from_source "$major" keep
+        else
+            build_from_source "$major"
+        fi
+        ;;
     esac
     installed "$major" || die "PostgreSQL $major is incomplete after installing it (see $CACHE)"
 }
@@ -294,21 +353,34 @@ case "${1:-}" in
     regress_tree "$2"
     exit 0
     ;;
+--no-register) no_register=1 ;;
 "") ;;
-*) die "usage: $0 [--bindir <major> | --pg-config <major> | --regress-tree <major>]" ;;
+*) die "usage: $0 [--no-register | --bindir <major> | --pg-config <major> | --regress-tree <major>]" ;;
 esac
 
-[ "$(id -u)" = 0 ] || say "not root: installing anything missing will fail (apt)"
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
-flock 9
-# A fresh index each run that has to fetch something; runs that find
-# everything never touch the network.
-rm -f "$CACHE/apt/.updated"
-for major in $PG_MAJORS; do prefix_of "$major" >/dev/null; done
-for major in $PG_MAJORS; do ensure "$major"; done
-# The trixie and sid indexes (about 50 MB) only serve a fetch.
-rm -rf "$CACHE/apt/lists"
+for major in $PG_MAJORS $PG_REGRESS_MAJORS; do prefix_of "$major" >/dev/null; done
+missing=()
+for major in $PG_MAJORS; do installed "$major" || missing+=("$major"); done
+# Everything there: no lock, so that a run for 15 alone (scripts/package.sh)
+# does not wait for another run building 17 in the same cache.
+if ((${#missing[@]})) || [ -n "$PG_REGRESS_MAJORS" ]; then
+    [ "$(id -u)" = 0 ] || say "not root: installing anything missing will fail (apt)"
+    mkdir -p "$CACHE"
+    exec 9>"$CACHE/.lock"
+    flock 9
+    # A fresh index each run that has to fetch something; runs that find
+    # everything never touch the network.
+    rm -f "$CACHE/apt/.updated"
+    for major in $PG_MAJORS; do ensure "$major"; done
+    # A major installed before its tree was asked for.
+    for major in $PG_REGRESS_MAJORS; do
+        installed "$major" || ensure "$major"
+        regress_tree "$major" >/dev/null
+    done
+    # The trixie and sid indexes (about 50 MB) only serve a fetch.
+    rm -rf "$CACHE/apt/lists"
+fi
+[ -z "$no_register" ] || exit 0
 
 registered=()
 for major in $ALL_MAJORS; do installed "$major" && registered+=("$major"); done

@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # Installs what building, testing and running snowflake_id needs on Debian 12
 # as root, skipping whatever is already there: PostgreSQL 15 and its server
-# headers, libclang (pgrx's bindgen), sudo (cargo pgrx test --runas),
-# libfaketime (clock-step tests), procps (pgrep, for the crash test), strace
-# (slows the mark's fsync in the wait event test),
-# pg_partman (the partitioning test), cargo-pgrx 0.18.0, and the servers of
-# PostgreSQL 16, 17 and 18 (scripts/pg_servers.sh).
+# headers, libclang (pgrx's bindgen), libfaketime (clock-step tests), procps
+# (pgrep, for the crash test), strace (slows the mark's fsync in the wait
+# event test), pg_partman (the partitioning test), python3-venv (the client
+# test's virtualenv), cargo-pgrx 0.18.0, and the servers of PostgreSQL 16, 17
+# and 18 (scripts/pg_servers.sh) with the packages building them needs.
+#
+#   bash scripts/setup.sh               all of it
+#   bash scripts/setup.sh --packages    the Debian packages only
+#   bash scripts/setup.sh --no-servers  all but the servers of 16-18, which
+#                                       scripts/test.sh builds in the background
+#   PG_MAJORS="15 18"                   the majors whose servers it installs
 set -euo pipefail
+
+step=${1:-all}
+case "$step" in
+all | --packages | --no-servers) ;;
+*)
+    echo "usage: $0 [--packages | --no-servers]" >&2
+    exit 2
+    ;;
+esac
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 RUST_NEEDED=1.95
@@ -32,7 +47,13 @@ if [ "$(printf '%s\n%s\n' "$RUST_NEEDED" "${rust_version%%-*}" | sort -V | head 
     rust_missing "rustc $rust_version is too old."
 fi
 # libpq5: the mark keeper opens libpq at run time to talk to a worker id registry.
-PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 sudo libfaketime faketime procps strace postgresql-15-partman)
+PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 libfaketime faketime procps strace postgresql-15-partman python3-venv)
+# What scripts/pg_servers.sh needs to fetch and build 16, 17 and 18, installed
+# here in one apt run: its own apt runs would collide with anything else
+# installing while it builds in the background.
+if [[ " ${PG_MAJORS:-16} " == *" 1"[678]" "* ]]; then
+    PACKAGES+=(dpkg-dev debian-archive-keyring gcc make perl bison flex zlib1g-dev)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -43,6 +64,7 @@ if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+[ "$step" != --packages ] || exit 0
 
 # pgrx 0.19 needs rustc 1.96; this machine has 1.95, so 0.18.0 exactly.
 if ! cargo pgrx --version 2>/dev/null | grep -q "^cargo-pgrx 0.18.0$"; then
@@ -57,4 +79,4 @@ fi
 
 # The servers of every supported major (15 above, 16 from PyPI's pgserver, 17
 # and 18 built from Debian's source packages), cached; PG_MAJORS selects them.
-bash "$(dirname "${BASH_SOURCE[0]}")/pg_servers.sh" >/dev/null
+[ "$step" = --no-servers ] || bash "$(dirname "${BASH_SOURCE[0]}")/pg_servers.sh" >/dev/null

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: style and the core's unit and property tests (no
-# PostgreSQL) once, then for each PostgreSQL major the #[pg_test] functions
-# inside a server and the integration tests in tests/ that start their own
-# servers, and on the newest major PostgreSQL's own regression suite with the
-# library loaded, compared with a run without it. Installs what is missing
-# first (scripts/setup.sh).
+# PostgreSQL) once, then for each PostgreSQL major the integration tests in
+# tests/ (real servers started by the tests, real client connections; the
+# SQL basics of tests/sql_basics.rs on every major), and on the newest major
+# PostgreSQL's own regression suite with the library loaded, compared with a
+# run without it. Installs what is missing first (scripts/setup.sh); the
+# servers of 16-18 build in the background meanwhile (log:
+# target/pg_servers.log). Prints each step's time at the end.
+#
+#   bash scripts/test.sh                  everything, on 15, 16, 17 and 18
+#   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
+#                                         server build; any single major works)
 #
 #   PG_MAJORS="15 16 17 18"   the majors to test (default: all four)
 #   FULL_MAJORS="15 18"       the majors that run every integration test; the
@@ -14,7 +20,7 @@
 #                             installcheck of its source) runs with the library
 #                             and without it, compared (scripts/core_regress.sh;
 #                             17 or 18: the majors built from source here).
-#   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default about 60 s);
+#   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
 # The Debian package (scripts/package.sh, tests/package.rs) and pg_partman are
@@ -27,11 +33,14 @@ ALL_MAJORS="15 16 17 18"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
 FULL_MAJORS=${FULL_MAJORS:-"15 18"}
 CORE_REGRESS_MAJORS=${CORE_REGRESS_MAJORS:-18}
-# On 16 and 17: generation, restarts and crashes, replication and failover,
-# the upgrade from 0.1.0, how close IDs stay to the clock, and what monitoring
-# sees (wait events differ by major).
-SUBSET_TESTS=(concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle)
+# On 16 and 17: the SQL basics, generation, restarts and crashes, replication
+# and failover, the upgrade from 0.1.0, how close IDs stay to the clock, what
+# monitoring sees (wait events differ by major), commands that wait for every
+# process, planning errors, and pg_upgrade and removing the library.
+SUBSET_TESTS=(sql_basics concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle)
 export PG_MAJORS
+
+in_list() { [[ " $2 " == *" $1 "* ]]; }
 
 started=$SECONDS
 timings=()
@@ -45,28 +54,74 @@ block() {
     [ -z "$1" ] || echo "== $1"
 }
 
-block "setup: toolchain, PostgreSQL $PG_MAJORS (cached after the first run)"
-bash scripts/setup.sh
+pgdata_parent=""
+servers_pid=""
+cleanup() {
+    # Stopped early: the background server build goes with this run.
+    [ -z "$servers_pid" ] || kill -- "-$servers_pid" 2>/dev/null || true
+    [ -z "$pgdata_parent" ] || rm -rf "$pgdata_parent"
+}
+trap cleanup EXIT
 
-block "style: cargo fmt and cargo clippy"
+block "setup: Debian packages"
+bash scripts/setup.sh --packages
+
+# The servers of 16-18 (and the source tree of the core suite's major) build
+# in the background while cargo-pgrx installs and the tests compile: on 2
+# cores the two fill each other's idle time (configure, links, bindgen).
+mkdir -p target
+servers_log=$PWD/target/pg_servers.log
+servers_majors=""
+regress_majors=""
+for major in $PG_MAJORS; do
+    [ "$major" = 15 ] || servers_majors+=" $major"
+    ! in_list "$major" "$CORE_REGRESS_MAJORS" || regress_majors+=" $major"
+done
+if [ -n "$servers_majors" ]; then
+    # Its own session, so that a run stopped early stops the build with it.
+    PG_MAJORS="${servers_majors# }" PG_REGRESS_MAJORS="${regress_majors# }" \
+        setsid bash scripts/pg_servers.sh --no-register >"$servers_log" 2>&1 &
+    servers_pid=$!
+    servers_started=$SECONDS
+fi
+# Waits for the background build; fails when it did.
+servers_ready=""
+wait_for_servers() {
+    [ -n "$servers_pid" ] || return "${servers_ready:-0}"
+    local rc=0
+    wait "$servers_pid" || rc=$?
+    servers_pid=""
+    echo "== (the servers of$servers_majors took $((SECONDS - servers_started))s in the background; log: $servers_log)"
+    if ((rc != 0)); then
+        tail -n 30 "$servers_log" >&2
+        echo "== building the servers of$servers_majors failed (log: $servers_log)" >&2
+        servers_ready=1
+        return 1
+    fi
+    # Registers them with pgrx (no build: they are there).
+    bash scripts/pg_servers.sh >/dev/null || { servers_ready=1 && return 1; }
+    servers_ready=0
+}
+
+block "setup: toolchain (servers of${servers_majors:- none} building in the background)"
+bash scripts/setup.sh --no-servers
+
+block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+python3 scripts/import_graph.py
+python3 scripts/check_doc_links.py
 
 block "core: unit and property tests, no PostgreSQL"
 cargo test -p snowflake_id_core
 
 block "client test dependency: psycopg 3 in a virtualenv (target/test-venv)"
 venv=target/test-venv
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv" 2>/dev/null || {
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
-        python3 -m venv "$venv"
-    }
-fi
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check 'psycopg[binary]==3.3.9'
 export SNOWFLAKE_TEST_PYTHON="$PWD/$venv/bin/python"
 
-if [[ " $PG_MAJORS " == *" 15 "* ]]; then
+if in_list 15 "$PG_MAJORS"; then
     block "PostgreSQL 15: the Debian package (tests/package.rs installs and removes it)"
     PG_MAJOR=15 bash scripts/package.sh
 fi
@@ -78,7 +133,6 @@ block "integration tests: build once for every major"
 cargo test -p snowflake_id --test '*' --no-run
 
 pgdata_parent=$(mktemp -d /tmp/snowflake_id_pgtest.XXXXXX)
-trap 'rm -rf "$pgdata_parent"' EXIT
 chown postgres "$pgdata_parent"
 
 # A major that fails does not stop the others: the end says which failed.
@@ -87,29 +141,29 @@ chown postgres "$pgdata_parent"
 failed=()
 test_major() {
     local major=$1 pg_config bindir version tests t
+    if [ "$major" != 15 ]; then
+        # Named, so that a failed build is reported as that, not as the step before.
+        block "PostgreSQL $major: the server built in the background"
+        wait_for_servers || return 1
+    fi
     pg_config=$(bash scripts/pg_servers.sh --pg-config "$major") || return 1
     bindir=$(bash scripts/pg_servers.sh --bindir "$major") || return 1
     version=$("$pg_config" --version)
 
-    block "$version: #[pg_test] functions inside a preloaded server ($bindir)"
-    # The filter keeps the integration tests for the step below. cargo-pgrx
-    # builds with --no-default-features --features pg$major by itself.
-    cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata_parent/pg$major" "tests::pg_" || return 1
-
-    block "$version: install the extension, and 0.1.0's script for the upgrade test"
-    # cargo pgrx test installed a build with the test schema; put the plain one back.
+    block "$version: build and install the extension, and 0.1.0's script for the upgrade test"
+    # One build per major: cargo-pgrx builds with --no-default-features
+    # --features pg$major by itself.
     cargo pgrx install --pg-config "$pg_config" >/dev/null || return 1
     # The released 0.1.0 install script, for the upgrade test (pgrx copies only
     # upgrade scripts, named extension--from--to.sql).
     install -m 644 sql/snowflake_id--0.1.0.sql "$("$pg_config" --sharedir)/extension/" || return 1
 
-    # After the plain install: the #[pg_test] build adds the test schema's functions.
-    if [[ " $CORE_REGRESS_MAJORS " == *" $major "* ]]; then
+    if in_list "$major" "$CORE_REGRESS_MAJORS"; then
         block "$version: PostgreSQL's own regression suite, with the library as without it (scripts/core_regress.sh)"
         bash scripts/core_regress.sh "$major" || return 1
     fi
 
-    if [[ " $FULL_MAJORS " == *" $major "* ]]; then
+    if in_list "$major" "$FULL_MAJORS"; then
         block "$version: every integration test, real servers through real connections"
         tests=(--test '*')
     else

@@ -16,7 +16,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{describe, pg_major, Cluster};
+use common::waits::{expected_event, wait_until_seen};
+use common::{describe, Cluster};
 use postgres::Client;
 
 /// Far longer than any of these commands takes on a working server.
@@ -73,22 +74,6 @@ fn keeper_pid(client: &mut Client) -> i32 {
     }
 }
 
-/// Waits until process `pid` shows `wait_event` in `pg_stat_activity`.
-fn wait_until_waiting(client: &mut Client, pid: i32, wait_event: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let now: Option<String> = client
-            .query_opt("SELECT wait_event FROM pg_stat_activity WHERE pid = $1", &[&pid])
-            .unwrap_or_else(|e| panic!("pg_stat_activity: {}", describe(&e)))
-            .and_then(|r| r.get(0));
-        if now.as_deref() == Some(wait_event) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{what}: process {pid} never showed {wait_event} (last: {now:?})");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn barrier_commands_finish_with_the_keeper_idle_and_busy() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
@@ -128,8 +113,8 @@ fn barrier_commands_finish_while_ids_wait_for_a_missing_synchronous_standby() {
     c.query_one("SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)", &[]).unwrap();
     run(&mut c, "ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
     run(&mut c, "SELECT pg_reload_conf()");
-    // The name of the keeper's wait: our own event since 17, PostgreSQL's SyncRep before.
-    let sync_wait = if pg_major() >= 17 { "SnowflakeIdSyncStandby" } else { "SyncRep" };
+    // The keeper's wait: our own event since 17, PostgreSQL's SyncRep before.
+    let sync_wait = expected_event("SnowflakeIdSyncStandby", ("IPC", "SyncRep"));
     let cfg = cluster.config();
     thread::scope(|s| {
         // Draws until the mark is used up, then waits for the standby
@@ -140,11 +125,11 @@ fn barrier_commands_finish_while_ids_wait_for_a_missing_synchronous_standby() {
             d.query_one("SELECT count(snowflake_nextval()) FROM generate_series(1, 50000)", &[])
                 .map(|r| r.get::<_, i64>(0))
         });
-        wait_until_waiting(&mut c, keeper, sync_wait, "the keeper renewing the mark");
+        wait_until_seen(&mut c, keeper, &sync_wait, "the keeper renewing the mark");
         barrier_commands(&cluster, "standby");
         // Still waiting: the commands finished because the waits absorbed
         // the barriers, not because the waits ended.
-        wait_until_waiting(&mut c, keeper, sync_wait, "the keeper, after the commands");
+        wait_until_seen(&mut c, keeper, &sync_wait, "the keeper, after the commands");
         run(&mut c, "ALTER SYSTEM RESET synchronous_standby_names");
         run(&mut c, "SELECT pg_reload_conf()");
         let drawn = waiter.join().expect("waiter").unwrap_or_else(|e| panic!("the waiting call: {}", describe(&e)));

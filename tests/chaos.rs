@@ -21,39 +21,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use common::{draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
+use common::soak::{self, Rng};
+use common::{draw_one_ahead, id_unix_ms, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
 
-/// The default layout: 2025-01-01 00:00:00+00, 10 worker + 12 sequence bits.
-const EPOCH_MS: i64 = 1_735_689_600_000;
-const TIME_SHIFT: u32 = 22;
 /// max_drift (1 s by default) + one lease (about 1 s) + slack for a noisy machine.
 const BOUND_MS: i64 = 2_500;
 
 /// Every standby is a synchronous primary once promoted: a failover then
 /// never loses a mark the primary waited for.
 const SYNC: &[&str] = &["synchronous_standby_names = '*'"];
-
-fn id_unix_ms(id: i64) -> i64 {
-    (id >> TIME_SHIFT) + EPOCH_MS
-}
-
-/// xorshift64*: enough randomness for choosing steps, and replayable from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-}
 
 /// A server of the soak, with its own libfaketime file.
 struct Server {
@@ -66,9 +42,7 @@ struct Server {
 
 impl Server {
     fn start(mut cluster: Cluster, name: String) -> Server {
-        let clock = FakeClock::new(&cluster, "+0");
-        cluster.set_env(clock.env());
-        cluster.start();
+        let clock = cluster.start_with_fake_clock("+0");
         Server { cluster, clock, offset_s: 0, name }
     }
     fn set_offset(&mut self, offset_s: i64) {
@@ -202,14 +176,6 @@ impl Events {
     }
 }
 
-fn wait_connectable(cluster: &Cluster) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while cluster.config().connect(postgres::NoTls).is_err() {
-        assert!(Instant::now() < deadline, "server on port {} does not accept connections", cluster.port);
-        thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// No ID twice, and real-time order: every call that ended before another
 /// began returned smaller IDs. `ids` holds every ID returned (IDs of
 /// concurrent calls interleave, so ranges are not enough for duplicates).
@@ -273,12 +239,7 @@ fn the_ledger_check_catches_a_duplicate_and_an_order_violation() {
 
 #[test]
 fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clock() {
-    let secs: u64 = std::env::var("SNOWFLAKE_CHAOS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    let seed: u64 = std::env::var("SNOWFLAKE_CHAOS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos() as u64 | 1);
-    println!("chaos soak: {secs} s, SNOWFLAKE_CHAOS_SEED={seed}");
+    let (secs, seed) = soak::settings("chaos soak", 60);
     let mut rng = Rng(seed);
 
     let first = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 9"]);
@@ -292,9 +253,7 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
     let mut standby = Server::start(Cluster::standby_of(&primary.cluster, SYNC), "server 1".into());
     servers_made += 1;
     // Synchronous from here on (standbys have it in their own configuration).
-    primary.cluster.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.cluster.sql("SELECT pg_reload_conf()");
-    primary.cluster.wait_sync_standby(&standby.cluster);
+    primary.cluster.make_synchronous(&standby.cluster);
 
     let shared = Shared { primary: Mutex::new((0, primary.cluster.config())), stop: AtomicBool::new(false) };
     // Real time of an Instant, for comparing IDs with the machine's clock.
@@ -307,7 +266,11 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
     // IDs the chaos loop drew itself (client 99), part of the ledger.
     let mut own_calls: Vec<Call> = Vec::new();
 
-    let (logs, clocks_right_at) = thread::scope(|s| {
+    // The closure takes the standby (a failover moves it into `primary`) and
+    // hands it back: dropped with the closure, it would be stopped before the
+    // last draw, which then waits for ever for a synchronous standby that is
+    // gone whenever it needs a new mark (seen on a loaded machine).
+    let (logs, clocks_right_at, _standby) = thread::scope(|s| {
         let shared = &shared;
         let clients: Vec<_> = (0..4)
             .map(|i| {
@@ -385,14 +348,14 @@ fn failovers_and_clock_steps_under_load_keep_ids_unique_ordered_and_near_the_clo
             }
         }
         wait_for_clock_offset(&primary.cluster, 0.0);
-        wait_connectable(&standby.cluster);
+        standby.cluster.wait_accepting();
         wait_for_clock_offset(&standby.cluster, 0.0);
         let clocks_right_at = Instant::now();
         events.push("all clocks right".into());
         thread::sleep(Duration::from_secs(2));
         shared.stop.store(true, Ordering::SeqCst);
         let logs: Vec<ClientLog> = clients.into_iter().map(|h| h.join().expect("client")).collect();
-        (logs, clocks_right_at)
+        (logs, clocks_right_at, standby)
     });
 
     // IDs drawn now that every clock is right.

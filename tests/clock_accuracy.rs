@@ -11,7 +11,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{draw, draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster, FakeClock};
+use common::{draw, draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster};
 
 /// The default lease (about a second) and room for a slow, shared machine.
 const LEASE_S: f64 = 1.0;
@@ -179,11 +179,7 @@ fn advance_past_an_hour_ahead_marks_one_lease_past_it() {
 /// into IDs an hour ahead.
 #[test]
 fn after_a_clock_step_back_ids_return_to_the_clock() {
-    let mut cluster = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 4"]);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 4"]);
     let bound = bound(&cluster);
     let mut client = cluster.connect();
     let before = draw(&mut client, 1_000);

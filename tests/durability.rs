@@ -6,35 +6,20 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+use common::{
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, draw_until_error, sql_error,
+    Cluster,
+};
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
     cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
-}
-
-fn assert_all_after(before: &[i64], after: &[i64], what: &str) {
-    let max_before = before.iter().max().expect("IDs before");
-    let min_after = after.iter().min().expect("IDs after");
-    assert!(min_after > max_before, "{what}: new ID {min_after} is not above old ID {max_before}");
-}
-
-/// A cluster whose server clock follows a libfaketime file, started, with the extension.
-fn faked(conf: &[&str]) -> (Cluster, FakeClock) {
-    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
-    lines.extend_from_slice(conf);
-    let mut cluster = Cluster::init(&lines);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
-    (cluster, clock)
 }
 
 /// The clock goes an hour back across the restart, so only the durable mark
 /// can keep the new IDs above the old ones.
 #[test]
 fn restart_continues_above_every_earlier_id() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 2"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 2"]);
     let before = draw(&mut cluster.connect(), 20_000);
     cluster.stop();
     clock.set("-1h");
@@ -42,7 +27,7 @@ fn restart_continues_above_every_earlier_id() {
     let (mut client, notices) = cluster.connect_collecting_notices();
     let after = draw(&mut client, 20_000);
     assert_strictly_increasing(&after, "after restart");
-    assert_all_after(&before, &after, "restart");
+    assert_all_above(&before, &after, "restart");
     assert!(status_i64(&cluster, "mark_writes") >= 1);
     assert!(cluster.data().join("snowflake_id.state").exists());
     // The clock an hour behind is counted and warned about at start.
@@ -66,7 +51,7 @@ fn restart_continues_above_every_earlier_id() {
 /// (0.3.0's first cut: 35 waits, 8.9 s for 20,000 IDs after 9 s idle).
 #[test]
 fn after_an_idle_spell_and_a_crash_a_burst_does_not_wait_for_stale_clocks() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 12"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 12"]);
     draw(&mut cluster.connect(), 1);
     // The keeper renews for ten seconds after the last ID.
     thread::sleep(Duration::from_secs(9));
@@ -103,25 +88,10 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     cluster.start();
     let mut client = cluster.connect();
     draw(&mut client, 10);
-    let data = cluster.data();
-    let chmod = |mode: &str| {
-        let ok = std::process::Command::new("chmod").args([mode, data.to_str().unwrap()]).status().unwrap();
-        assert!(ok.success());
-    };
-    chmod("0500");
+    cluster.chmod_data("0500");
     let log_before = cluster.log().len();
-    // Bulk draws until the durable mark (about a second of IDs) is used up.
-    let mut failed = None;
-    for _ in 0..200 {
-        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]) {
-            Ok(_) => thread::sleep(Duration::from_millis(20)),
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
-        }
-    }
-    chmod("0700");
+    let failed = draw_until_error(&mut client);
+    cluster.chmod_data("0700");
     let e = failed.expect("IDs kept flowing with an unwritable state file");
     let db = e.as_db_error().expect("a database error");
     assert_eq!(db.code().code(), "58030", "{e:?}");
@@ -142,7 +112,7 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
 /// all that is left, and it must be enough.
 #[test]
 fn crash_under_concurrent_load_never_repeats() {
-    let (mut cluster, clock) = faked(&["snowflake_id.worker_id = 4"]);
+    let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 4"]);
 
     let cfg = cluster.config();
     // 1. kill -9 one backend while others draw: the postmaster resets shared memory.
@@ -163,11 +133,11 @@ fn crash_under_concurrent_load_never_repeats() {
         assert!(killed.success());
         h.join().unwrap()
     });
-    wait_until_accepting(&cluster);
+    cluster.wait_accepting();
     let after_backend_crash = draw(&mut cluster.connect(), 10_000);
     let all_before: Vec<i64> = before_backend_crash.iter().flatten().copied().collect();
     assert!(all_before.len() > 1000, "the load drew too little before the crash: {}", all_before.len());
-    assert_all_after(&all_before, &after_backend_crash, "backend crash");
+    assert_all_above(&all_before, &after_backend_crash, "backend crash");
 
     // 2. kill -9 the postmaster while four connections draw.
     let during: Vec<Vec<i64>> = thread::scope(|s| {
@@ -181,7 +151,7 @@ fn crash_under_concurrent_load_never_repeats() {
     let after = draw(&mut cluster.connect(), 10_000);
     let during_flat: Vec<i64> = during.iter().flatten().copied().collect();
     assert!(during_flat.len() > 1000, "the load drew too little before the crash: {}", during_flat.len());
-    assert_all_after(&during_flat, &after, "postmaster crash");
+    assert_all_above(&during_flat, &after, "postmaster crash");
 
     let mut groups = before_backend_crash;
     groups.extend(during);
@@ -215,32 +185,11 @@ fn load_until_error(cfg: &postgres::Config) -> Vec<Vec<i64>> {
     })
 }
 
-fn wait_until_accepting(cluster: &Cluster) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(mut c) = cluster.config().connect(postgres::NoTls) {
-            if c.simple_query("SELECT 1").is_ok() {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "server did not come back:\n{}", cluster.log());
-        thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[test]
 fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
-    let mut cluster = Cluster::init(&[
-        "shared_preload_libraries = 'snowflake_id'",
-        "snowflake_id.worker_id = 6",
-        "snowflake_id.max_drift = '50ms'",
-    ]);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql(
-        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
-    );
+    let (mut cluster, clock) =
+        Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 6", "snowflake_id.max_drift = '50ms'"]);
+    cluster.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let mut client = cluster.connect();
     let before: Vec<i64> = client
         .query("INSERT INTO t (n) SELECT g FROM generate_series(1, 5000) g RETURNING id", &[])
@@ -268,7 +217,7 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
         .map(|r| r.get(0))
         .collect();
     assert_strictly_increasing(&after, "after restart under -1h");
-    assert_all_after(&before, &after, "clock back while down");
+    assert_all_above(&before, &after, "clock back while down");
     assert!(status_i64(&cluster, "drift_ms") > 3_000_000, "drift should show the hour");
     // A step back is not a burst to wait out (that would stall for the hour).
     // What may wait, about a lease at most, is a burst past the first
@@ -281,11 +230,7 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
 
 #[test]
 fn clock_stepped_back_while_running_warns_and_counts() {
-    let mut cluster = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 7"]);
-    let clock = FakeClock::new(&cluster, "+0");
-    cluster.set_env(clock.env());
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
+    let (cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 7"]);
     let (mut client, notices) = cluster.connect_collecting_notices();
     let first = draw(&mut client, 3_000);
     clock.set("-30s");
@@ -414,7 +359,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     cluster.start();
     assert!(cluster.log().contains("a layout change is allowed"), "{}", cluster.log());
     let after = draw(&mut cluster.connect(), 1_000);
-    assert_all_after(&before, &after, "earlier epoch");
+    assert_all_above(&before, &after, "earlier epoch");
     let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();
     assert!(state.contains("epoch_ms=1704067200000"), "state file not rewritten for the new epoch:\n{state}");
 }
@@ -424,12 +369,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
 #[test]
 fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
-    // It has no database connection, so it is not in pg_stat_activity; ps shows it.
-    let keepers = std::process::Command::new("pgrep")
-        .args(["-P", &cluster.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
-        .output()
-        .expect("pgrep");
-    assert_eq!(String::from_utf8_lossy(&keepers.stdout).lines().count(), 1, "the mark keeper is not running");
+    assert_eq!(cluster.keeper_processes(), 1, "the mark keeper is not running");
 
     let mut client = cluster.connect();
     let deadline = Instant::now() + Duration::from_secs(3);

@@ -8,15 +8,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, DbError};
-
-/// A registry server: plain PostgreSQL with the extension, not preloaded.
-fn registry() -> Cluster {
-    let mut cluster = Cluster::init(&[]);
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
-    cluster
-}
+use common::{id_unix_ms, Cluster, DbError, SlowFsync};
 
 fn conninfo(registry: &Cluster) -> String {
     format!(
@@ -59,7 +51,7 @@ fn worker_of(id: i64) -> i64 {
 
 #[test]
 fn auto_gives_each_node_its_own_worker_id() {
-    let registry = registry();
+    let registry = Cluster::registry();
     // Unset and `auto` mean the same: any free worker id.
     let nodes: Vec<Cluster> = (0..4)
         .map(|i| node(&registry, &format!("n{i}"), if i == 0 { &["snowflake_id.worker_id = 'auto'"] } else { &[] }))
@@ -97,31 +89,11 @@ fn draw_until_refused(cluster: &Cluster, within: Duration) -> (Vec<i64>, DbError
     loop {
         match client.query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[]) {
             Ok(rows) => ids.extend(rows.iter().map(|r| r.get::<_, i64>(0))),
-            Err(e) => {
-                let db = e.as_db_error().expect("a database error");
-                let err = DbError {
-                    code: db.code().code().into(),
-                    message: db.message().into(),
-                    hint: db.hint().unwrap_or_default().into(),
-                    detail: db.detail().unwrap_or_default().into(),
-                };
-                return (ids, err);
-            }
+            Err(e) => return (ids, DbError::of(e.as_db_error().expect("a database error"))),
         }
         assert!(Instant::now() < deadline, "IDs never stopped");
         thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Sends `signal` to the postmaster of `cluster` and every process it started.
-fn signal_all(cluster: &Cluster, signal: &str) {
-    let pid = cluster.postmaster_pid().to_string();
-    let children = std::process::Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
-    let mut pids: Vec<String> =
-        String::from_utf8_lossy(&children.stdout).split_whitespace().map(String::from).collect();
-    pids.push(pid);
-    let ok = std::process::Command::new("kill").arg(format!("-{signal}")).args(&pids).status().expect("kill");
-    assert!(ok.success());
 }
 
 fn lease_row(registry: &Cluster, worker_id: i64) -> (i64, String, String) {
@@ -139,7 +111,7 @@ const SHORT_LEASE: &str = "snowflake_id.registry_lease = '3s'";
 
 #[test]
 fn a_worker_id_held_by_a_live_node_is_refused_naming_the_holder() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let a = node(&registry, "a", &["snowflake_id.worker_id = 5"]);
     assert!(draw_when_leased(&a, 10).iter().all(|id| worker_of(*id) == 5));
     let b = node(&registry, "b", &["snowflake_id.worker_id = 5"]);
@@ -163,7 +135,7 @@ fn a_worker_id_held_by_a_live_node_is_refused_naming_the_holder() {
 
 #[test]
 fn a_registry_down_at_start_then_back_lets_ids_flow() {
-    let mut registry = registry();
+    let mut registry = Cluster::registry();
     registry.stop();
     let a = node(&registry, "a", &[]);
     let e = a.sql_error("SELECT snowflake_nextval()");
@@ -177,7 +149,7 @@ fn a_registry_down_at_start_then_back_lets_ids_flow() {
 
 #[test]
 fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
-    let mut registry = registry();
+    let mut registry = Cluster::registry();
     let a = node(&registry, "a", &[SHORT_LEASE]);
     draw_when_leased(&a, 100);
     let ceiling_before: i64 =
@@ -189,8 +161,7 @@ fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
     assert!(e.message.contains("the registry has not renewed it"), "{e:?}");
     assert!(e.detail.contains("unreachable"), "{e:?}");
     // Nothing past the ceiling the registry granted.
-    let epoch_ms = 1_735_689_600_000i64;
-    let last_ms = ids.iter().map(|id| (id >> 22) + epoch_ms).max().unwrap();
+    let last_ms = ids.iter().map(|id| id_unix_ms(*id)).max().unwrap();
     let ceiling_now: i64 =
         a.query_i64("SELECT (extract(epoch FROM lease_ceiling) * 1000)::bigint FROM snowflake_id_status");
     assert!(ceiling_now >= ceiling_before);
@@ -208,15 +179,15 @@ fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
 /// nothing below it.
 #[test]
 fn a_paused_node_resumed_after_a_takeover_stops_at_its_ceiling() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let a = node(&registry, "a", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
     let before = draw_when_leased(&a, 1_000);
     registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
     let mut a_client = a.connect();
-    signal_all(&a, "STOP");
+    a.signal_all("STOP");
     let b = node(&registry, "b", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
     let b_ids = draw_when_leased(&b, 1_000);
-    signal_all(&a, "CONT");
+    a.signal_all("CONT");
     let (a_after, e) = {
         let mut ids = vec![];
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -250,7 +221,7 @@ fn a_paused_node_resumed_after_a_takeover_stops_at_its_ceiling() {
 /// at its ceiling; no ID is issued twice.
 #[test]
 fn split_brain_keeps_the_two_primaries_ranges_apart() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let primary = node(&registry, "p", &[SHORT_LEASE, "snowflake_id.worker_id = 3"]);
     let before = draw_when_leased(&primary, 1_000);
     let mut standby = Cluster::standby_of(&primary, &[]);
@@ -275,7 +246,7 @@ fn split_brain_keeps_the_two_primaries_ranges_apart() {
 /// above the last ID, without waiting for the lease to go stale.
 #[test]
 fn a_clean_stop_hands_the_worker_id_on_at_once_above_the_last_id() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let mut a = node(&registry, "a", &["snowflake_id.worker_id = 4"]);
     let a_ids = draw_when_leased(&a, 5_000);
     a.stop();
@@ -297,7 +268,7 @@ fn a_clean_stop_hands_the_worker_id_on_at_once_above_the_last_id() {
 /// lease is on disk with the mark.
 #[test]
 fn a_restart_within_the_lease_goes_on_without_the_registry() {
-    let mut registry = registry();
+    let mut registry = Cluster::registry();
     let mut a = node(&registry, "a", &["snowflake_id.registry_lease = '60s'"]);
     let before = draw_when_leased(&a, 1_000);
     registry.stop();
@@ -315,7 +286,7 @@ fn a_restart_within_the_lease_goes_on_without_the_registry() {
 /// the multi-host connection string and renew there, lease unchanged.
 #[test]
 fn nodes_follow_a_registry_failover() {
-    let mut primary = registry();
+    let mut primary = Cluster::registry();
     primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
     primary.restart();
     let mut standby = Cluster::standby_of(&primary, &[]);
@@ -362,7 +333,7 @@ fn nodes_follow_a_registry_failover() {
 /// ahead of the clock, and further at every crash).
 #[test]
 fn crash_restarts_renew_the_lease_and_stay_near_the_clock() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let mut a = node(&registry, "a", &[]);
     draw_when_leased(&a, 100);
     for _ in 0..3 {
@@ -384,15 +355,15 @@ fn crash_restarts_renew_the_lease_and_stay_near_the_clock() {
 /// paused takes any free one instead of waiting for its old one for ever.
 #[test]
 fn an_auto_node_that_lost_its_worker_id_takes_another() {
-    let registry = registry();
+    let registry = Cluster::registry();
     let a = node(&registry, "a", &[SHORT_LEASE]);
     let first = worker_of(draw_when_leased(&a, 10)[0]);
     registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
-    signal_all(&a, "STOP");
+    a.signal_all("STOP");
     thread::sleep(Duration::from_secs(5));
     let b = node(&registry, "b", &[SHORT_LEASE]);
     assert_eq!(worker_of(draw_when_leased(&b, 10)[0]), first, "b takes the stale worker id");
-    signal_all(&a, "CONT");
+    a.signal_all("CONT");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let ids = draw_when_leased(&a, 10);
@@ -403,4 +374,77 @@ fn an_auto_node_that_lost_its_worker_id_takes_another() {
         thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(a.query_text("SELECT lease_state FROM snowflake_id_status"), "held");
+}
+
+/// A node whose worker id is taken from it switches to a lower one while
+/// IDs flow, and no ID goes below one issued before (invariant 1). The
+/// keeper writes the new lease's mark (file and WAL) with the spinlock
+/// released; meanwhile backends go on issuing under the old worker id, so
+/// the floor that keeps the new worker id's IDs above theirs must be taken
+/// when the worker id switches, not before the write. Each fsync of the
+/// keeper is made 100 ms long so that the write spans many bursts.
+#[test]
+fn a_switch_to_a_lower_worker_id_under_load_never_goes_back() {
+    let registry = Cluster::registry();
+    // 256 IDs a millisecond: the bursts below outrun the wall clock, so the
+    // next ID is in the millisecond of the one before (not a fresh one) at
+    // the switch too, where a lower worker id would sort below it.
+    const SEQUENCE: &str = "snowflake_id.sequence_bits = 8";
+    let worker = |id: i64| (id >> 8) & 1023;
+    let mut low = node(&registry, "low", &[SEQUENCE]);
+    assert_eq!(worker(draw_when_leased(&low, 1)[0]), 0);
+    // A lease long enough that the lost one's ceiling is still seconds ahead
+    // when the new one is taken: IDs flow under the old worker id meanwhile.
+    let a = node(&registry, "a", &[SEQUENCE, "snowflake_id.registry_lease = '10s'"]);
+    assert_eq!(worker(draw_when_leased(&a, 1)[0]), 1);
+    // A clean stop releases worker id 0: the lowest free one when a looks again.
+    low.stop();
+
+    let keeper: i32 = a.query_i64("SELECT keeper_pid::int8 FROM snowflake_id_status") as i32;
+    let _slow = SlowFsync::attach(keeper, 100_000);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let drawn: Vec<Vec<i64>> = thread::scope(|s| {
+        let drawers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut client = a.connect();
+                    let mut ids = Vec::new();
+                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        if let Ok(rows) = client.query("SELECT snowflake_nextval() FROM generate_series(1, 20000)", &[])
+                        {
+                            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_secs(1));
+        // Worker id 1 handed to someone else: a's next renewal is refused.
+        registry.sql("UPDATE snowflake_registry_leases SET holder_token = holder_token + 1 WHERE worker_id = 1");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while a.query_i64("SELECT worker_id::int8 FROM snowflake_id_status") != 0 {
+            assert!(Instant::now() < deadline, "a did not switch to worker id 0:\n{}", a.log());
+            thread::sleep(Duration::from_millis(100));
+        }
+        thread::sleep(Duration::from_secs(1));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        drawers.into_iter().map(|d| d.join().expect("drawer")).collect()
+    });
+
+    // Every ID under worker id 0 was issued after every ID under worker id
+    // 1 (the switch is one lock hold): strictly increasing means above all
+    // of them, whichever client drew which.
+    let all: Vec<i64> = drawn.iter().flatten().copied().collect();
+    let last_old = all.iter().copied().filter(|id| worker(*id) == 1).max().expect("IDs under worker id 1");
+    let first_new = all.iter().copied().filter(|id| worker(*id) == 0).min().expect("IDs under worker id 0");
+    assert!(
+        first_new > last_old,
+        "IDs went back at the switch: {last_old} (worker id 1, tick {}) was issued before {first_new} (worker id 0, tick {})",
+        last_old >> 18,
+        first_new >> 18
+    );
+    for ids in &drawn {
+        assert!(ids.windows(2).all(|w| w[1] > w[0]), "a client's IDs went back");
+    }
 }

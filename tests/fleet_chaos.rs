@@ -16,29 +16,15 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use common::soak::{self, Rng};
 use common::Cluster;
 use parking_lot::Mutex;
 
 /// worker_bits = 1: two worker ids for three nodes.
 const LAYOUT: [&str; 2] = ["snowflake_id.worker_bits = 1", "snowflake_id.sequence_bits = 12"];
 const SEQUENCE_BITS: i64 = 12;
-
-/// xorshift64*, replayable from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// One batch a client drew, with the lease it was drawn under when the node
 /// reported the same lease before and after it.
@@ -78,28 +64,12 @@ fn client(cfg: postgres::Config, stop: Arc<AtomicBool>, ledger: Arc<Mutex<Vec<Ba
     }
 }
 
-fn signal_all(cluster: &Cluster, signal: &str) {
-    let pid = cluster.postmaster_pid().to_string();
-    let children = std::process::Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
-    let mut pids: Vec<String> =
-        String::from_utf8_lossy(&children.stdout).split_whitespace().map(String::from).collect();
-    pids.push(pid);
-    let _ = std::process::Command::new("kill").arg(format!("-{signal}")).args(&pids).status();
-}
-
 #[test]
 fn pauses_kills_and_registry_restarts_never_let_two_holders_overlap() {
-    let secs: u64 = std::env::var("SNOWFLAKE_CHAOS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
-    let seed: u64 = std::env::var("SNOWFLAKE_CHAOS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos() as u64 | 1);
-    println!("fleet soak: {secs} s, SNOWFLAKE_CHAOS_SEED={seed}");
+    let (secs, seed) = soak::settings("fleet soak", 40);
     let mut rng = Rng(seed);
 
-    let mut registry = Cluster::init(&[]);
-    registry.start();
-    registry.sql("CREATE EXTENSION snowflake_id");
+    let mut registry = Cluster::registry();
     let conninfo = format!(
         "snowflake_id.registry = 'host={} port={} dbname=postgres user=postgres connect_timeout=2'",
         registry.socket_dir().display(),
@@ -151,9 +121,10 @@ fn pauses_kills_and_registry_restarts_never_let_two_holders_overlap() {
                 // a waiting node (asking every second) to take over.
                 let pause = 4_000 + rng.below(2_000);
                 events.push(format!("pause n{victim} for {pause} ms"));
-                signal_all(&nodes[victim], "STOP");
+                // A backend may exit between pgrep and kill: kill then fails for it alone.
+                let _ = nodes[victim].try_signal_all("STOP");
                 thread::sleep(Duration::from_millis(pause));
-                signal_all(&nodes[victim], "CONT");
+                let _ = nodes[victim].try_signal_all("CONT");
             }
             5..=7 => {
                 events.push(format!("kill -9 n{victim}, restart"));

@@ -6,47 +6,14 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{describe, draw, pg_major, sql_error, Cluster};
+use common::waits::{expected_event, wait_until_seen};
+use common::{describe, draw, pg_major, sql_error, Cluster, SlowFsync};
 use postgres::types::Type;
 use yaml_rust2::{Yaml, YamlLoader};
-
-/// `(wait_event_type, wait_event)` of a wait: the custom event on 17 and
-/// later, PostgreSQL's own event that means the same on 15 and 16.
-fn expected_event(custom: &str, before_17: (&str, &str)) -> (String, String) {
-    if pg_major() >= 17 {
-        ("Extension".into(), custom.into())
-    } else {
-        (before_17.0.into(), before_17.1.into())
-    }
-}
-
-/// Polls `pg_stat_activity` until process `pid` shows `expected`; a wait is
-/// sampled, so it is looked at every 10 ms for up to a minute.
-fn wait_until_seen(monitor: &mut postgres::Client, pid: i32, expected: &(String, String), what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    loop {
-        let row = monitor
-            .query_opt(
-                "SELECT coalesce(wait_event_type, '-'), coalesce(wait_event, '-') FROM pg_stat_activity WHERE pid = $1",
-                &[&pid],
-            )
-            .unwrap_or_else(|e| panic!("pg_stat_activity: {}", describe(&e)));
-        let now: Option<(String, String)> = row.map(|r| (r.get(0), r.get(1)));
-        if now.as_ref() == Some(expected) {
-            return;
-        }
-        if seen.last() != Some(&now) {
-            seen.push(now);
-        }
-        assert!(Instant::now() < deadline, "{what}: pid {pid} never showed {expected:?}; it showed {seen:?}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// On 17 and later the custom events are listed in `pg_wait_events` once a
 /// process has registered them (at its first such wait).
@@ -71,9 +38,7 @@ fn primary_with_sync_standby(worker_id: i64) -> (Cluster, Cluster) {
     let primary = Cluster::preloaded(&[&worker, "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"]);
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    primary.wait_sync_standby(&standby);
+    primary.make_synchronous(&standby);
     (primary, standby)
 }
 
@@ -171,31 +136,6 @@ fn a_wait_out_of_max_drift_is_named() {
     assert!(cancelled);
     let e = drawer.join().expect("drawer");
     assert_eq!(e.code, "57014", "{e:?}");
-}
-
-/// strace attached to a process, delaying each of its fsync calls; detached
-/// when dropped (the delayed call then completes).
-struct SlowFsync(Child);
-
-impl SlowFsync {
-    fn attach(pid: i32, delay_us: u32) -> SlowFsync {
-        let child = Command::new("strace")
-            .args(["-qq", "-o", "/dev/null", "-e", "trace=fsync"])
-            .arg("-e")
-            .arg(format!("inject=fsync:delay_enter={delay_us}"))
-            .args(["-p", &pid.to_string()])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("strace (scripts/setup.sh installs it)");
-        SlowFsync(child)
-    }
-}
-
-impl Drop for SlowFsync {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]
@@ -473,9 +413,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
     wait_for_answer(&mut client, "the standby caught up again", |a| a.has_mark);
 
     // Synchronous: the standby has every mark an ID was returned under.
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    primary.wait_sync_standby(&standby);
+    primary.make_synchronous(&standby);
     draw(&mut client, 10_000);
     let sync = standby_has_mark(&mut client);
     assert_eq!((sync.has_mark, sync.with_mark, sync.sync_with_mark), (true, 1, 1), "{sync:?}");

@@ -7,10 +7,8 @@ mod common;
 
 use std::thread;
 
-use common::Cluster;
+use common::{Cluster, DEFAULT_EPOCH_MS as EPOCH_MS};
 use postgres::Client;
-
-const EPOCH_MS: i64 = 1_735_689_600_000; // 2025-01-01, the default layout's epoch
 
 /// A lease as the registry grants it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,14 +99,6 @@ fn release(c: &mut Client, l: &Lease, last_tick: i64) -> bool {
     .get(0)
 }
 
-/// A registry: a plain server with the extension; it needs no preload.
-fn registry() -> Cluster {
-    let mut cluster = Cluster::init(&[]);
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
-    cluster
-}
-
 /// Makes every lease of the namespace stale at once (the margin is the
 /// namespace's; the horizon is 30 s, so 'renewed a minute ago' is stale).
 fn age_all(c: &mut Client) {
@@ -117,7 +107,7 @@ fn age_all(c: &mut Client) {
 
 #[test]
 fn auto_gives_concurrent_nodes_distinct_ids() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let cfg = cluster.config();
     let leases: Vec<Lease> = thread::scope(|s| {
         let handles: Vec<_> = (0..8)
@@ -147,7 +137,7 @@ fn auto_gives_concurrent_nodes_distinct_ids() {
 
 #[test]
 fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, Some(5), 10_000, None).unwrap();
     assert_eq!(a.shape(), (5, 1, 0, 40_000));
@@ -176,7 +166,7 @@ fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
 
 #[test]
 fn a_restart_and_a_promotion_take_their_own_id_at_once_above_the_old_ceiling() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, None, 10_000, None).unwrap();
     // The same node restarting with its lease on disk: at once, above it.
@@ -198,7 +188,7 @@ fn a_restart_and_a_promotion_take_their_own_id_at_once_above_the_old_ceiling() {
 
 #[test]
 fn a_clean_release_frees_the_id_at_once_right_above_the_last_tick() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, Some(3), 10_000, None).unwrap();
     assert!(release(&mut c, &a, 12_345));
@@ -217,7 +207,7 @@ fn a_clean_release_frees_the_id_at_once_right_above_the_last_tick() {
 
 #[test]
 fn layouts_are_fixed_per_namespace_and_a_full_namespace_says_so() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     acquire(&mut c, &A, None, 1_000, None).unwrap();
     let (code, message) = acquire_layout(&mut c, &B, None, 1_000, None, 8).unwrap_err();
@@ -243,7 +233,7 @@ fn layouts_are_fixed_per_namespace_and_a_full_namespace_says_so() {
 
 #[test]
 fn only_roles_granted_execute_may_call_the_registry_functions() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     cluster.sql("CREATE ROLE node LOGIN; CREATE ROLE other LOGIN;");
     cluster.sql(
         "GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release TO node",
@@ -268,7 +258,7 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
 /// must still fail: the token, not the epoch, fences.
 #[test]
 fn a_lost_grant_handed_out_again_does_not_let_the_old_holder_renew() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     let a = acquire(&mut c, &A, Some(2), 10_000, None).unwrap();
     c.batch_execute("DELETE FROM snowflake_registry_leases").unwrap(); // the grant lost in a crash
@@ -284,7 +274,7 @@ fn a_lost_grant_handed_out_again_does_not_let_the_old_holder_renew() {
 /// with a clock far ahead cannot push the ceilings far into the future.
 #[test]
 fn a_node_clock_far_ahead_does_not_push_the_ceiling_far_ahead() {
-    let cluster = registry();
+    let cluster = Cluster::registry();
     let mut c = cluster.connect();
     let now: i64 =
         c.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1", &[&EPOCH_MS]).unwrap().get(0);

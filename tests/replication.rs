@@ -7,9 +7,11 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock};
+use common::{
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, FakeClock,
+};
 
 /// The end of the newest mark record the primary wrote, as text.
 fn mark_lsn(cluster: &Cluster) -> String {
@@ -35,24 +37,19 @@ fn insert_ids(client: &mut postgres::Client, n: i32) -> Vec<i64> {
         .collect()
 }
 
-fn assert_all_above(old: &[i64], new: &[i64], what: &str) {
-    let max_old = old.iter().max().expect("old IDs");
-    let min_new = new.iter().min().expect("new IDs");
-    assert!(min_new > max_old, "{what}: new ID {min_new} is not above old ID {max_old}");
-}
-
 /// A primary with table `t` (id defaulting to snowflake_nextval()) and a
 /// running streaming standby of it.
 fn primary_and_standby(primary_conf: &[&str], standby_env: Option<&str>) -> (Cluster, Cluster, Option<FakeClock>) {
     let primary = Cluster::preloaded(primary_conf);
     primary.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let mut standby = Cluster::standby_of(&primary, &[]);
-    let clock = standby_env.map(|offset| {
-        let clock = FakeClock::new(&standby, offset);
-        standby.set_env(clock.env());
-        clock
-    });
-    standby.start();
+    let clock = match standby_env {
+        Some(offset) => Some(standby.start_with_fake_clock(offset)),
+        None => {
+            standby.start();
+            None
+        }
+    };
     (primary, standby, clock)
 }
 
@@ -87,11 +84,7 @@ fn standby_refuses_to_issue_ids_and_still_decodes() {
     assert!(row.get::<_, bool>(3), "a standby issued IDs");
 
     // No mark keeper on a standby: nothing there may write a mark.
-    let keepers = std::process::Command::new("pgrep")
-        .args(["-P", &standby.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
-        .output()
-        .expect("pgrep");
-    assert_eq!(String::from_utf8_lossy(&keepers.stdout).lines().count(), 0, "a mark keeper runs on the standby");
+    assert_eq!(standby.keeper_processes(), 0, "a mark keeper runs on the standby");
     assert!(standby.query_text("SELECT coalesce(keeper_pid::text, 'none') FROM snowflake_id_status") == "none");
 }
 
@@ -179,13 +172,7 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
         &["snowflake_id.worker_id = 5", "snowflake_id.sequence_bits = 2", "snowflake_id.max_drift = 0"],
         None,
     );
-    primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
-    primary.sql("SELECT pg_reload_conf()");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while primary.query_text("SELECT coalesce(string_agg(sync_state, ','), '') FROM pg_stat_replication") != "sync" {
-        assert!(Instant::now() < deadline, "the standby never became synchronous");
-        thread::sleep(Duration::from_millis(100));
-    }
+    primary.make_synchronous(&standby);
 
     // With the standby down, IDs past the mark it has are not returned: the
     // caller waits (interruptibly) for the standby.
@@ -238,13 +225,8 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
 
 #[test]
 fn crash_recovery_restores_the_mark_from_wal_alone() {
-    let mut primary = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 6"]);
-    let clock = FakeClock::new(&primary, "+0");
-    primary.set_env(clock.env());
-    primary.start();
-    primary.sql(
-        "CREATE EXTENSION snowflake_id; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)",
-    );
+    let (mut primary, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 6"]);
+    primary.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
     let before = insert_ids(&mut primary.connect(), 10_000);
     primary.crash();
     // The state file is gone and the clock is an hour behind: only the

@@ -130,10 +130,10 @@ fn decode_null_and_negative() {
     assert!(row.get::<_, bool>(0) && row.get::<_, bool>(1));
     let e = common::sql_error(&mut client, "SELECT snowflake_decode(-42)");
     assert_error(&e, "22003", "-42 is negative", "");
-    // LOCATION names the line that raised the error, not the error helper's.
+    // LOCATION names the line that raised the error (api/functions.rs), not the error helper's.
     let raw = client.batch_execute("SELECT snowflake_decode(-42)").expect_err("a negative ID");
     let file = raw.as_db_error().and_then(|db| db.file().map(str::to_string)).unwrap_or_default();
-    assert!(file.ends_with("api.rs"), "LOCATION file is {file:?}, not where the error was raised");
+    assert!(file.ends_with("functions.rs"), "LOCATION file is {file:?}, not where the error was raised");
     let e = common::sql_error(&mut client, "SELECT snowflake_decode(1, now(), 13, 10)");
     assert_error(&e, "22023", "must be at most 22", "at most 22");
     let e = common::sql_error(&mut client, "SELECT snowflake_from_timestamp('3000-01-01')");

@@ -6,11 +6,10 @@
 
 mod common;
 
-use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
-use common::{draw, Cluster, DbError};
+use common::{draw, draw_until_error, Cluster, DbError};
 
 fn problem(cluster: &Cluster) -> Option<String> {
     cluster.connect().query_one("SELECT problem FROM snowflake_id_status", &[]).expect("the status view").get(0)
@@ -67,27 +66,14 @@ fn an_unwritable_data_directory_is_the_problem_once_a_write_failed() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let mut client = cluster.connect();
     draw(&mut client, 100);
-    let data = cluster.data();
-    let chmod = |mode: &str| {
-        let ok = Command::new("chmod").args([mode, data.to_str().unwrap()]).status().expect("chmod");
-        assert!(ok.success());
-    };
-    chmod("0500");
-    // Bulk draws until the durable mark (about a second of IDs) is used up.
-    let mut failed = false;
-    for _ in 0..200 {
-        if client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]).is_err() {
-            failed = true;
-            break;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+    cluster.chmod_data("0500");
+    let failed = draw_until_error(&mut client).is_some();
     let outcome = std::panic::catch_unwind(|| {
         assert!(failed, "IDs kept flowing with an unwritable data directory");
         let e = assert_problem_is_the_error(&cluster, "58030");
         assert!(e.message.contains("snowflake_id.state.tmp\""), "{e:?}");
     });
-    chmod("0700");
+    cluster.chmod_data("0700");
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
@@ -128,24 +114,12 @@ fn problem_clears_once_the_data_directory_is_writable_again_without_a_call() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let mut client = cluster.connect();
     draw(&mut client, 100);
-    let data = cluster.data();
-    let chmod = |mode: &str| {
-        let ok = std::process::Command::new("chmod").args([mode, data.to_str().unwrap()]).status().expect("chmod");
-        assert!(ok.success());
-    };
-    chmod("0500");
-    let mut failed = false;
-    for _ in 0..200 {
-        if client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]).is_err() {
-            failed = true;
-            break;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+    cluster.chmod_data("0500");
+    let failed = draw_until_error(&mut client).is_some();
     let seen = problem(&cluster);
     // Idle past the keeper's activity window, then the disk recovers.
     thread::sleep(Duration::from_secs(15));
-    chmod("0700");
+    cluster.chmod_data("0700");
     assert!(failed, "IDs kept flowing with an unwritable data directory");
     assert!(seen.as_deref().is_some_and(|p| p.starts_with("58030")), "{seen:?}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -5,9 +5,13 @@
 //! which any user may `SET`: two backends could then disagree on the epoch
 //! and issue colliding IDs. A value without an offset is read as UTC.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use crate::Error;
+
+/// Kept reachable here, where it always was; it lives in `utc.rs` so that
+/// `error.rs` can use it without importing this module back.
+pub use crate::utc::format_unix_ms;
 
 /// A bare number with fewer digits than this is ambiguous (seconds or
 /// milliseconds?) and needs a unit: 10^11 ms is 1973-03-03.
@@ -59,15 +63,6 @@ pub fn parse_epoch(text: &str) -> Result<i64, Error> {
         return Err(bad());
     }
     Ok(parsed.timestamp_millis())
-}
-
-/// Formats Unix milliseconds as an ISO 8601 UTC timestamp for messages and
-/// the state file; out-of-range values fall back to the raw number.
-pub fn format_unix_ms(ms: i64) -> String {
-    match DateTime::<Utc>::from_timestamp_millis(ms) {
-        Some(dt) => dt.to_rfc3339_opts(SecondsFormat::Millis, true),
-        None => format!("{ms} ms after 1970"),
-    }
 }
 
 #[cfg(test)]

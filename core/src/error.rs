@@ -73,28 +73,28 @@ impl fmt::Display for Error {
             Error::EpochAmbiguous { text, as_ms, as_s } => write!(
                 f,
                 "epoch \"{text}\" is ambiguous: as milliseconds it is {}, as seconds {}",
-                crate::epoch::format_unix_ms(*as_ms),
-                crate::epoch::format_unix_ms(*as_s)
+                crate::utc::format_unix_ms(*as_ms),
+                crate::utc::format_unix_ms(*as_s)
             ),
             Error::EpochInFuture { epoch_ms, now_ms } => write!(
                 f,
                 "epoch {} is in the future (now is {})",
-                crate::epoch::format_unix_ms(*epoch_ms),
-                crate::epoch::format_unix_ms(*now_ms)
+                crate::utc::format_unix_ms(*epoch_ms),
+                crate::utc::format_unix_ms(*now_ms)
             ),
             Error::EpochUnreachable { epoch_ms, last_ms, now_ms } => write!(
                 f,
                 "epoch {} is too far in the past: the timestamp field ran out at {} (now is {})",
-                crate::epoch::format_unix_ms(*epoch_ms),
-                crate::epoch::format_unix_ms(*last_ms),
-                crate::epoch::format_unix_ms(*now_ms)
+                crate::utc::format_unix_ms(*epoch_ms),
+                crate::utc::format_unix_ms(*last_ms),
+                crate::utc::format_unix_ms(*now_ms)
             ),
             Error::NegativeId { id } => write!(f, "snowflake ID {id} is negative"),
             Error::TimestampOutOfRange { unix_ms, last_ms } => write!(
                 f,
                 "timestamp {} is past the last one this layout can encode ({})",
-                crate::epoch::format_unix_ms(*unix_ms),
-                crate::epoch::format_unix_ms(*last_ms)
+                crate::utc::format_unix_ms(*unix_ms),
+                crate::utc::format_unix_ms(*last_ms)
             ),
             Error::SpanOutOfRange { ms, max_ms } => {
                 write!(f, "a span of {ms} ms is not between 1 ms and the layout's {max_ms} ms")
@@ -102,7 +102,7 @@ impl fmt::Display for Error {
             Error::Exhausted { last_ms } => write!(
                 f,
                 "the timestamp field is exhausted: no IDs after {}",
-                crate::epoch::format_unix_ms(*last_ms)
+                crate::utc::format_unix_ms(*last_ms)
             ),
             Error::CeilingReached { ceiling } => {
                 write!(f, "the worker id's lease ends at tick {ceiling}: no ID may be issued past it until it is renewed")
@@ -112,14 +112,14 @@ impl fmt::Display for Error {
                 "IDs up to {stored_max_id} are reserved (issued, or covered by the durable mark) under worker_bits={}, sequence_bits={}, epoch={}; this layout would issue {first_new_id}, which is smaller",
                 stored.worker_bits,
                 stored.sequence_bits,
-                crate::epoch::format_unix_ms(stored.epoch_ms)
+                crate::utc::format_unix_ms(stored.epoch_ms)
             ),
             Error::LayoutChanged { stored } => write!(
                 f,
                 "the durable mark was written under worker_bits={}, sequence_bits={}, epoch={}; another layout would change what every stored ID decodes to",
                 stored.worker_bits,
                 stored.sequence_bits,
-                crate::epoch::format_unix_ms(stored.epoch_ms)
+                crate::utc::format_unix_ms(stored.epoch_ms)
             ),
             Error::StateCorrupt { detail } => write!(f, "the state file is unreadable: {detail}"),
         }

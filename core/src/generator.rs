@@ -1,4 +1,4 @@
-//! The next-ID state machine and the one lease rule that bounds it.
+//! The next-ID state machine and the one mark rule that bounds it.
 //!
 //! The state is a single counter `tick << sequence_bits | sequence` of the
 //! last ID issued. The next counter is `max(last + 1, now << sequence_bits)`:
@@ -10,16 +10,16 @@
 //! generator must stay above) before it is returned. How far a new mark
 //! reaches is decided in one place, [`GeneratorState::mark_target`], for
 //! queries that ran out of mark, for the mark keeper that renews ahead of
-//! need and for `snowflake_advance_past`. Its rule: a lease of `lease_ms`
+//! need and for `snowflake_advance_past`. Its rule: a reach of `mark_reach_ms`
 //! past the generator's own position, where a position ahead of the
 //! *reference clock* counts only as far as a burst explains it. That keeps
 //! two promises at once:
 //!
 //! - safety: the mark covers the tick being issued, so a restart (which
 //!   resumes above the mark) never repeats an ID;
-//! - accuracy: a mark never reaches more than `max_drift + lease` past the
+//! - accuracy: a mark never reaches more than `max_drift` plus the mark's reach past the
 //!   reference clock, so the floor a restart resumes at does not feed the
-//!   next mark. 0.2.0 measured the lease from the wall clock plus the gap to
+//!   next mark. 0.2.0 measured the reach from the wall clock plus the gap to
 //!   the logical clock, so each restart doubled the gap it resumed with.
 //!
 //! The reference clock is the wall clock plus the backward steps not yet
@@ -33,6 +33,10 @@
 //! (reading the clock again, fsync, sleeping) between calls.
 
 use crate::{Error, Layout};
+
+// The mark rule: how far each durable mark reaches (more methods of
+// `GeneratorState`, kept apart so that each file has one job).
+mod mark_rule;
 
 /// While the wall clock is behind the reference (a step back not caught up),
 /// the reference advances by at most this much (ms) per reading. Callers
@@ -49,7 +53,7 @@ pub struct Policy {
     /// the wall clock nor the floor a restart resumes at counts towards it.
     pub max_drift_ms: i64,
     /// How far (ms) a new mark reaches past the generator's position.
-    pub lease_ms: i64,
+    pub mark_reach_ms: i64,
 }
 
 /// The generator's clocks as written with each mark and restored at start.
@@ -77,7 +81,7 @@ pub struct Counters {
     pub steps_back: u64,
     pub largest_step_back_ms: i64,
     /// Durable marks written (counted by the caller that wrote one).
-    pub leases: u64,
+    pub mark_writes: u64,
 }
 
 /// The generator's state; `Copy` and `repr(C)` so it can live in shared memory.
@@ -118,7 +122,7 @@ pub enum Step {
     Recheck { seen: i64 },
     /// The mark is used up: make ticks up to `target` durable (at least up to
     /// `through`, the tick to issue), then call again.
-    NeedLease { through: i64, target: i64 },
+    NeedMark { through: i64, target: i64 },
     /// Wait until the wall clock reaches tick `until`, then call again.
     Wait { until: i64 },
 }
@@ -224,7 +228,7 @@ impl GeneratorState {
         }
         if tick > self.mark {
             let target = self.mark_target(layout, tick, now, policy);
-            return Ok(Decision { step: Step::NeedLease { through: tick, target }, stepped_back_ms });
+            return Ok(Decision { step: Step::NeedMark { through: tick, target }, stepped_back_ms });
         }
 
         if candidate > from_wall && candidate & layout.max_sequence() == 0 {
@@ -233,49 +237,6 @@ impl GeneratorState {
         self.counters.issued += 1;
         self.last = candidate;
         Ok(Decision { step: Step::Issued { counter: candidate }, stepped_back_ms })
-    }
-
-    /// The lease rule: how far a new mark reaches when tick `tick` is to be
-    /// covered and the wall clock reads `now`. At least `tick`; otherwise
-    /// `lease_ms` past the generator's position (the later of `tick` and the
-    /// clock), where the position counts only up to the reference clock plus
-    /// the part of `tick` that a burst explains (at most `max_drift`).
-    ///
-    /// What is left out is the floor a restart resumed at: a floor ahead of
-    /// the reference clock is the previous lease, and a lease measured from
-    /// it would push the next restart's floor a lease further at every
-    /// restart, for ever (a first fix that measured from the floor once the
-    /// tick passed it did exactly that with a burst after each start). Past
-    /// the floor, the mark reaches at most as far again as the tick has moved
-    /// past it, capped at a lease, so a restart adds no more to the next floor
-    /// than the IDs actually used.
-    /// Hence, whatever the sequence of restarts and renewals, with
-    /// `max_drift` set: `mark <= max(tick, position) + lease` and
-    /// `mark <= max(tick, reference + max_drift + lease)`. Without it (never
-    /// wait), the lease also grows by the burst, so that a burst that runs
-    /// the logical clock far ahead renews a few times a second.
-    /// Never past the layout's last tick.
-    pub fn mark_target(&self, layout: &Layout, tick: i64, now: i64, policy: Policy) -> i64 {
-        let reference = self.reference_at(now);
-        let position = tick.max(now);
-        let burst = tick.saturating_sub(reference.max(self.floor)).max(0);
-        let reach = if policy.max_drift_ms > 0 {
-            position.min(reference.saturating_add(burst.min(policy.max_drift_ms))).saturating_add(policy.lease_ms)
-        } else {
-            // Unbounded bursts (max_drift = 0) may run the logical clock many
-            // times faster than the wall clock; a lease that grows with the
-            // burst keeps marks at a few writes a second instead of one per
-            // logical second. Still never measured from a restart's floor.
-            position.min(reference.saturating_add(burst)).saturating_add(policy.lease_ms).saturating_add(burst)
-        };
-        // Past a floor far ahead of the reference, the reach above is the
-        // tick itself until the reference catches up: a write per new tick.
-        // Headroom as large as the distance already moved past the floor (at
-        // most a lease) doubles each time instead, and adds no more ticks to
-        // the next floor than the generator used.
-        let past_floor = tick.saturating_sub(self.floor).clamp(0, policy.lease_ms);
-        let reach = reach.max(tick.saturating_add(past_floor));
-        tick.max(reach).min(layout.max_tick()).min(self.ceiling.max(tick))
     }
 
     /// The reference clock for a wall-clock reading `now` not behind the
@@ -291,50 +252,6 @@ impl GeneratorState {
         let advance = if self.skew > 0 { advance.min(MAX_SKEWED_ADVANCE_MS) } else { advance };
         // Never behind the wall clock itself: the skew only shrinks.
         self.ref_high.saturating_add(advance).max(now)
-    }
-
-    /// The mark keeper's question: the mark to write now, ahead of need, or
-    /// `None`. Due while IDs flow (one was issued since start, within the
-    /// last `active_ms`) and the mark is within `within_ms` of the position,
-    /// so that a caller rarely finds it used up; an idle server writes nothing.
-    ///
-    /// With the target come the clocks to write with it, read at `now` like
-    /// the target: the generator's own are as old as its last ID, up to
-    /// `active_ms`, and a restart that resumed from such stale clocks would
-    /// see its floor that much further ahead of its reference, and make
-    /// bursts wait for it.
-    pub fn renewal(
-        &self,
-        layout: &Layout,
-        now: i64,
-        policy: Policy,
-        active_ms: i64,
-        within_ms: i64,
-    ) -> Option<(i64, Clocks)> {
-        let tick = self.last >> layout.sequence_bits();
-        if self.counters.issued == 0 || tick <= now - active_ms || self.mark - tick.max(now) >= within_ms {
-            return None;
-        }
-        let target = self.mark_target(layout, tick, now, policy);
-        let clocks = Clocks { reference: self.reference_at(now), wall: self.wall_high.max(now) };
-        (target > self.mark).then_some((target, clocks))
-    }
-
-    /// The mark that moving past tick `tick` needs: one lease past it, as
-    /// any mark (not the distance to the clock twice).
-    pub fn advance_target(layout: &Layout, tick: i64, policy: Policy) -> Result<i64, Error> {
-        if tick >= layout.max_tick() {
-            return Err(Error::Exhausted { last_ms: layout.last_unix_ms() });
-        }
-        Ok(tick.saturating_add(policy.lease_ms.max(1)).min(layout.max_tick()))
-    }
-
-    /// The clocks to write with the mark of a move past `tick`: the jump is
-    /// part of the reference, so that a restart right after the move does
-    /// not see a floor far ahead of its reference (and make bursts wait for
-    /// the clock to catch up with IDs that were not drawn in a burst).
-    pub fn clocks_after_advance(&self, tick: i64) -> Clocks {
-        Clocks { reference: self.ref_high.max(tick.saturating_add(1)), ..self.clocks() }
     }
 
     /// Moves the logical clock past every ID of tick `tick` (IDs made
@@ -391,7 +308,7 @@ impl GeneratorState {
 
     /// Records that ticks up to `through` are now durable (and, with
     /// synchronous standbys, on them too): IDs up to it may be issued.
-    pub fn extend_lease(&mut self, through: i64) {
+    pub fn extend_mark(&mut self, through: i64) {
         self.mark = self.mark.max(through);
     }
 
@@ -400,7 +317,7 @@ impl GeneratorState {
         self.last
     }
     /// The last tick IDs may be issued at before a new mark is made durable.
-    pub fn lease_until(&self) -> i64 {
+    pub fn mark(&self) -> i64 {
         self.mark
     }
     /// The reference clock's highest reading.
@@ -432,21 +349,21 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const POLICY: Policy = Policy { max_drift_ms: 0, lease_ms: 1000 };
+    const POLICY: Policy = Policy { max_drift_ms: 0, mark_reach_ms: 1000 };
 
     /// A single-threaded driver that plays the caller's part: it rechecks with
-    /// the same reading, grants leases at once, and treats waits as an answer.
+    /// the same reading, grants marks at once, and treats waits as an answer.
     struct Driver {
         layout: Layout,
         state: GeneratorState,
         policy: Policy,
-        leases: Vec<i64>,
+        mark_writes: Vec<i64>,
     }
 
     impl Driver {
         fn new(w: i64, s: i64) -> Driver {
             let layout = Layout::new(w, s, 0).unwrap();
-            Driver { layout, state: GeneratorState::resume(&layout, 0, None, 0), policy: POLICY, leases: vec![] }
+            Driver { layout, state: GeneratorState::resume(&layout, 0, None, 0), policy: POLICY, mark_writes: vec![] }
         }
 
         /// Returns the counter, or the tick to wait for as an error.
@@ -456,10 +373,10 @@ mod tests {
                 match self.state.next(&self.layout, now, self.policy, confirm).unwrap().step {
                     Step::Issued { counter } => return Ok(counter),
                     Step::Recheck { seen } => confirm = Some(seen),
-                    Step::NeedLease { through, target } => {
+                    Step::NeedMark { through, target } => {
                         assert!(target >= through);
-                        self.leases.push(through);
-                        self.state.extend_lease(target);
+                        self.mark_writes.push(through);
+                        self.state.extend_mark(target);
                     }
                     Step::Wait { until } => return Err(until),
                 }
@@ -481,7 +398,7 @@ mod tests {
     #[test]
     fn a_registry_lease_bounds_ids_on_both_sides() {
         let mut d = Driver::new(10, 2);
-        d.policy = Policy { max_drift_ms: 1000, lease_ms: 1000 };
+        d.policy = Policy { max_drift_ms: 1000, mark_reach_ms: 1000 };
         assert_eq!(d.next_split(50), (50, 0));
         // A floor ahead of the clock: issued at once, no max_drift wait.
         d.state.enter_lease(&d.layout, 100, 120, 60);
@@ -490,9 +407,9 @@ mod tests {
         loop {
             match d.state.next(&d.layout, 61, d.policy, None) {
                 Ok(Decision { step: Step::Issued { counter }, .. }) => ticks.push(d.split(counter).0),
-                Ok(Decision { step: Step::NeedLease { through, target }, .. }) => {
+                Ok(Decision { step: Step::NeedMark { through, target }, .. }) => {
                     assert!(target <= 120, "a mark past the ceiling: {target}");
-                    d.state.extend_lease(target.max(through));
+                    d.state.extend_mark(target.max(through));
                 }
                 Ok(other) => panic!("{other:?}"),
                 Err(e) => {
@@ -564,7 +481,7 @@ mod tests {
     fn a_late_reading_that_lost_the_lock_race_is_not_a_step() {
         let layout = Layout::new(10, 12, 0).unwrap();
         let mut st = GeneratorState::resume(&layout, 0, None, 0);
-        st.extend_lease(1_000_000);
+        st.extend_mark(1_000_000);
         st.next(&layout, 50, POLICY, None).unwrap();
         // Another backend read 49 before the 50 above, then got the lock.
         let d = st.next(&layout, 49, POLICY, None).unwrap();
@@ -596,22 +513,22 @@ mod tests {
     fn a_query_renews_only_when_the_mark_is_used_up() {
         let mut d = Driver::new(10, 12);
         d.next(100).unwrap();
-        assert_eq!(d.leases, vec![100]);
-        assert_eq!(d.state.lease_until(), 1100);
+        assert_eq!(d.mark_writes, vec![100]);
+        assert_eq!(d.state.mark(), 1100);
         // Close to the mark: still the keeper's job, not this query's.
         d.next(1_050).unwrap();
-        assert_eq!(d.leases, vec![100]);
+        assert_eq!(d.mark_writes, vec![100]);
         d.next(1_101).unwrap();
-        assert_eq!(d.leases, vec![100, 1_101]);
-        assert_eq!(d.state.lease_until(), 2_101);
+        assert_eq!(d.mark_writes, vec![100, 1_101]);
+        assert_eq!(d.state.mark(), 2_101);
     }
 
     #[test]
     fn the_keeper_renews_near_the_mark_and_only_while_ids_flow() {
         let layout = Layout::new(10, 12, 0).unwrap();
-        let policy = Policy { max_drift_ms: 1000, lease_ms: 1000 };
+        let policy = Policy { max_drift_ms: 1000, mark_reach_ms: 1000 };
         let mut st = GeneratorState::resume(&layout, 0, None, 0);
-        st.extend_lease(1000);
+        st.extend_mark(1000);
         assert_eq!(st.renewal(&layout, 900, policy, 10_000, 500), None, "nothing issued yet");
         st.next(&layout, 100, policy, None).unwrap();
         assert_eq!(st.renewal(&layout, 400, policy, 10_000, 500), None);
@@ -630,16 +547,16 @@ mod tests {
         // 4 IDs per ms, asked for 20 per ms (five times the ceiling) for ten
         // seconds; the keeper looks every 100 ms.
         let layout = Layout::new(0, 2, 0).unwrap();
-        let policy = Policy { max_drift_ms: 1000, lease_ms: 1000 };
+        let policy = Policy { max_drift_ms: 1000, mark_reach_ms: 1000 };
         let mut st = GeneratorState::resume(&layout, 0, None, 0);
         let mut writes = 0;
         for wall_ms in 0..10_000 {
             for _ in 0..20 {
                 match st.next(&layout, wall_ms, policy, None).unwrap().step {
                     Step::Issued { .. } | Step::Wait { .. } => {}
-                    Step::NeedLease { target, .. } => {
+                    Step::NeedMark { target, .. } => {
                         writes += 1;
-                        st.extend_lease(target);
+                        st.extend_mark(target);
                     }
                     other => panic!("{other:?}"),
                 }
@@ -647,7 +564,7 @@ mod tests {
             if wall_ms % 100 == 0 {
                 if let Some((target, _)) = st.renewal(&layout, wall_ms, policy, 10_000, 500) {
                     writes += 1;
-                    st.extend_lease(target);
+                    st.extend_mark(target);
                 }
             }
         }
@@ -667,9 +584,9 @@ mod tests {
                 loop {
                     match st.next(&layout, wall_ms, POLICY, None).unwrap().step {
                         Step::Issued { .. } => break,
-                        Step::NeedLease { target, .. } => {
+                        Step::NeedMark { target, .. } => {
                             writes += 1;
-                            st.extend_lease(target);
+                            st.extend_mark(target);
                         }
                         other => panic!("{other:?}"),
                     }
@@ -684,7 +601,7 @@ mod tests {
         // A restart after a run-ahead: the floor is 5 s past the reference.
         let layout = Layout::new(0, 0, 0).unwrap();
         for max_drift_ms in [0, 10_000] {
-            let policy = Policy { max_drift_ms, lease_ms: 1000 };
+            let policy = Policy { max_drift_ms, mark_reach_ms: 1000 };
             let mut st = GeneratorState::resume(&layout, 6_000, Some(Clocks { reference: 1_000, wall: 1_000 }), 1_000);
             let mut writes = 0;
             // 4,000 ticks: past the floor, still within max_drift of the reference.
@@ -692,9 +609,9 @@ mod tests {
                 loop {
                     match st.next(&layout, 1_000, policy, None).unwrap().step {
                         Step::Issued { .. } => break,
-                        Step::NeedLease { target, .. } => {
+                        Step::NeedMark { target, .. } => {
                             writes += 1;
-                            st.extend_lease(target);
+                            st.extend_mark(target);
                         }
                         other => panic!("{other:?}"),
                     }
@@ -710,7 +627,7 @@ mod tests {
         // start (past the first millisecond), the keeper renewing 100 ms later.
         let layout = Layout::new(10, 12, 0).unwrap();
         for (max_drift_ms, per_start) in [(0, 5_000), (1_000, 5_000), (5_000, 50_000)] {
-            let policy = Policy { max_drift_ms, lease_ms: 1000 };
+            let policy = Policy { max_drift_ms, mark_reach_ms: 1000 };
             let (mut now, mut mark, mut clocks) = (10_000, -1, None);
             let mut ahead = 0;
             for _ in 0..30 {
@@ -722,19 +639,19 @@ mod tests {
                             drawn += 1;
                             ahead = (counter >> 12) - now;
                         }
-                        Step::NeedLease { target, .. } => st.extend_lease(target),
+                        Step::NeedMark { target, .. } => st.extend_mark(target),
                         Step::Wait { until } => now = until,
                         other => panic!("{other:?}"),
                     }
                 }
                 now += 100;
                 if let Some((target, c)) = st.renewal(&layout, now, policy, 10_000, 500) {
-                    st.extend_lease(target);
+                    st.extend_mark(target);
                     clocks = Some(c);
                 } else {
                     clocks = Some(st.clocks());
                 }
-                mark = st.lease_until();
+                mark = st.mark();
                 now += 200;
             }
             assert!(ahead <= 1_100, "max_drift {max_drift_ms}: IDs {ahead} ms ahead after 30 restarts");
@@ -742,31 +659,31 @@ mod tests {
     }
 
     #[test]
-    fn need_lease_changes_nothing() {
+    fn need_mark_changes_nothing() {
         let layout = Layout::new(10, 12, 0).unwrap();
         let mut st = GeneratorState::resume(&layout, 0, None, 0);
-        st.extend_lease(10);
+        st.extend_mark(10);
         let before = st;
-        assert_eq!(st.next(&layout, 11, POLICY, None).unwrap().step, Step::NeedLease { through: 11, target: 1011 });
-        assert_eq!((st.last_counter(), st.lease_until(), st.counters), (before.last_counter(), 10, before.counters));
+        assert_eq!(st.next(&layout, 11, POLICY, None).unwrap().step, Step::NeedMark { through: 11, target: 1011 });
+        assert_eq!((st.last_counter(), st.mark(), st.counters), (before.last_counter(), 10, before.counters));
     }
 
     #[test]
-    fn resume_starts_above_the_floor_without_waiting_and_leases_from_the_reference() {
+    fn resume_starts_above_the_floor_without_waiting_and_marks_from_the_reference() {
         let layout = Layout::new(10, 12, 0).unwrap();
-        let policy = Policy { max_drift_ms: 10, lease_ms: 1000 };
+        let policy = Policy { max_drift_ms: 10, mark_reach_ms: 1000 };
         // The mark was 4_999, written when the clock read 4_000; it now
         // reads 1_000: it went back 3 s while the server was down.
         let mut st = GeneratorState::resume(&layout, 5_000, Some(Clocks { reference: 4_000, wall: 4_000 }), 1_000);
         assert_eq!((st.counters.steps_back, st.counters.largest_step_back_ms), (1, 3_000));
         let d = st.next(&layout, 1_000, policy, None).unwrap();
-        assert_eq!(d.step, Step::NeedLease { through: 5_000, target: 5_000 });
-        st.extend_lease(5_000);
+        assert_eq!(d.step, Step::NeedMark { through: 5_000, target: 5_000 });
+        st.extend_mark(5_000);
         match st.next(&layout, 1_000, policy, None).unwrap().step {
             Step::Issued { counter } => assert_eq!(counter, 5_000 << 12),
             other => panic!("{other:?}"),
         }
-        // Once the reference clock moves on, the mark follows it, a lease ahead.
+        // Once the reference clock moves on, the mark follows it, a reach ahead.
         assert_eq!(st.mark_target(&layout, 5_000, 1_200, policy), 5_200);
         // A leap of the wall clock while behind (set right?) counts only in part.
         assert_eq!(st.mark_target(&layout, 5_000, 4_000, policy), 5_000 + MAX_SKEWED_ADVANCE_MS);
@@ -776,23 +693,23 @@ mod tests {
     fn a_restart_loop_does_not_push_ids_ahead() {
         // Restart every 300 ms, one ID after each start: the floor is the
         // previous mark, and the mark is measured from the reference clock,
-        // so the gap stays under a lease instead of doubling.
+        // so the gap stays under a reach instead of doubling.
         let layout = Layout::new(10, 12, 0).unwrap();
-        let policy = Policy { max_drift_ms: 1000, lease_ms: 1000 };
+        let policy = Policy { max_drift_ms: 1000, mark_reach_ms: 1000 };
         let (mut now, mut mark, mut clocks) = (10_000, -1, None);
         for _ in 0..50 {
             let mut st = GeneratorState::resume(&layout, mark + 1, clocks, now);
             let tick = loop {
                 match st.next(&layout, now, policy, None).unwrap().step {
                     Step::Issued { counter } => break counter >> 12,
-                    Step::NeedLease { target, .. } => st.extend_lease(target),
+                    Step::NeedMark { target, .. } => st.extend_mark(target),
                     other => panic!("{other:?}"),
                 }
             };
             assert!(tick - now <= 1000, "ID {} ms ahead", tick - now);
-            assert!(st.lease_until() - now <= 1000, "mark {} ms ahead", st.lease_until() - now);
+            assert!(st.mark() - now <= 1000, "mark {} ms ahead", st.mark() - now);
             assert_eq!(st.counters.steps_back, 0, "a restart is not a step back");
-            (mark, clocks) = (st.lease_until(), Some(st.clocks()));
+            (mark, clocks) = (st.mark(), Some(st.clocks()));
             now += 300;
         }
     }
@@ -826,14 +743,14 @@ mod tests {
     }
 
     #[test]
-    fn advance_past_skips_the_whole_tick_without_stalling_and_marks_one_lease_past_it() {
+    fn advance_past_skips_the_whole_tick_without_stalling_and_marks_one_reach_past_it() {
         let mut d = Driver::new(10, 12);
         d.policy.max_drift_ms = 5;
         d.next(100).unwrap();
         // IDs restored from elsewhere reach tick 50_000, far ahead of the clock.
         let target = GeneratorState::advance_target(&d.layout, 50_000, d.policy).unwrap();
         assert_eq!(target, 51_000);
-        d.state.extend_lease(target);
+        d.state.extend_mark(target);
         assert_eq!(d.state.advance_past(&d.layout, 50_000, 100), Ok(true));
         let (tick, seq) = d.next_split(101);
         assert_eq!((tick, seq), (50_001, 0));
@@ -851,7 +768,7 @@ mod tests {
     fn a_paid_off_skew_between_question_and_answer_is_not_a_step() {
         let layout = Layout::new(0, 2, 0).unwrap();
         let mut st = GeneratorState::resume(&layout, 0, None, 0);
-        st.extend_lease(1_000_000);
+        st.extend_mark(1_000_000);
         let issue = |st: &mut GeneratorState, now, confirm| st.next(&layout, now, POLICY, confirm).unwrap();
         issue(&mut st, 1_000, None);
         // A real step back of 500 ms, confirmed: counted once, skew 500.
@@ -889,9 +806,9 @@ mod tests {
                         assert!(counter > last);
                         last = counter;
                     }
-                    Ok(Decision { step: Step::NeedLease { target, .. }, .. }) => {
+                    Ok(Decision { step: Step::NeedMark { target, .. }, .. }) => {
                         assert!(target <= max);
-                        st.extend_lease(target);
+                        st.extend_mark(target);
                     }
                     Ok(other) => panic!("{other:?}"),
                     Err(e) => {
@@ -948,7 +865,7 @@ mod tests {
 
     proptest! {
         /// Three callers whose clock readings go stale while the others take
-        /// the lock, late leases, keeper renewals and real steps back: IDs
+        /// the lock, late marks, keeper renewals and real steps back: IDs
         /// always increase; with no step back, none is ever counted; with
         /// steps, each is counted at most once per caller that confirmed it.
         /// One limit is inherent: a reading taken before a real step and used
@@ -956,7 +873,7 @@ mod tests {
         #[test]
         fn interleaved_callers_never_repeat_or_invent_steps(ops in proptest::collection::vec(op(), 1..400)) {
             let layout = Layout::new(0, 2, 0).unwrap(); // 4 IDs per ms: bursts borrow
-            let policy = Policy { max_drift_ms: 0, lease_ms: 50 };
+            let policy = Policy { max_drift_ms: 0, mark_reach_ms: 50 };
             let mut st = GeneratorState::resume(&layout, 0, None, 1_000);
             let (mut clock, mut steps, mut crossings) = (1_000i64, 0u64, 0u64);
             let mut callers = [Caller::Idle; 3];
@@ -985,13 +902,13 @@ mod tests {
                         match st.next(&layout, now, policy, confirm).unwrap().step {
                             Step::Issued { counter } => issued.push(counter),
                             Step::Recheck { seen } => callers[c] = Caller::Asked(seen),
-                            Step::NeedLease { target, .. } => st.extend_lease(target),
+                            Step::NeedMark { target, .. } => st.extend_mark(target),
                             Step::Wait { .. } => unreachable!("max_drift is 0"),
                         }
                     }
                     Op::Keeper => {
                         if let Some((target, _)) = st.renewal(&layout, clock, policy, 1_000, 25) {
-                            st.extend_lease(target);
+                            st.extend_mark(target);
                         }
                     }
                 }

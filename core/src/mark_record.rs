@@ -16,7 +16,7 @@ use crate::{epoch, Clocks, Error, Layout, StoredLayout};
 /// Record kinds, in the high four bits of `xl_info` (the low four are PostgreSQL's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// The generator extended its lease ahead of the IDs it issues.
+    /// The generator extended its mark ahead of the IDs it issues.
     Mark,
     /// A superuser moved the mark past given IDs (`snowflake_advance_past`).
     Advance,
@@ -58,7 +58,7 @@ const V1_LEN: usize = 32;
 const V2_LEN: usize = 48;
 pub const RECORD_LEN: usize = 88;
 
-/// Serialises a mark: version, bits, padding, epoch, worker id, lease,
+/// Serialises a mark: version, bits, padding, epoch, worker id, mark,
 /// reference, wall, and with a registry lease its epoch, floor, ceiling. A
 /// mark without clocks (only read from 0.2.0) is written with the mark as its
 /// reference, the value a restart would assume for it.
@@ -69,8 +69,8 @@ pub fn encode(stored: &Stored) -> Vec<u8> {
     out[2] = stored.layout.sequence_bits;
     out[8..16].copy_from_slice(&stored.layout.epoch_ms.to_le_bytes());
     out[16..24].copy_from_slice(&stored.layout.worker_id.to_le_bytes());
-    out[24..32].copy_from_slice(&stored.lease_until.to_le_bytes());
-    let clocks = stored.clocks.unwrap_or(Clocks { reference: stored.lease_until, wall: i64::MIN });
+    out[24..32].copy_from_slice(&stored.mark.to_le_bytes());
+    let clocks = stored.clocks.unwrap_or(Clocks { reference: stored.mark, wall: i64::MIN });
     out[32..40].copy_from_slice(&clocks.reference.to_le_bytes());
     out[40..48].copy_from_slice(&clocks.wall.to_le_bytes());
     if let Some(r) = stored.registry {
@@ -106,7 +106,7 @@ pub fn decode(data: &[u8]) -> Result<Stored, Error> {
     let worker_id = layout.check_worker(Some(word(16))).map_err(|e| corrupt(e.to_string()))?;
     Ok(Stored {
         layout: StoredLayout { worker_bits, sequence_bits, epoch_ms: layout.epoch_ms(), worker_id },
-        lease_until: word(24),
+        mark: word(24),
         clocks: (data[0] >= 2).then(|| Clocks { reference: word(32), wall: word(40) }),
         registry: (data[0] >= 3).then(|| RegistryLease {
             epoch: word(48),
@@ -123,8 +123,8 @@ pub fn describe(stored: &Stored) -> String {
     let l = &stored.layout;
     format!(
         "mark {} (tick {}{}); worker_id {}, worker_bits {}, sequence_bits {}, epoch {}{}",
-        epoch::format_unix_ms(l.epoch_ms.saturating_add(stored.lease_until)),
-        stored.lease_until,
+        epoch::format_unix_ms(l.epoch_ms.saturating_add(stored.mark)),
+        stored.mark,
         stored.clocks.map_or(String::new(), |c| format!(", reference tick {}", c.reference)),
         l.worker_id,
         l.worker_bits,
@@ -149,7 +149,7 @@ mod tests {
                 epoch_ms: epoch::DEFAULT_EPOCH_MS,
                 worker_id: 7,
             },
-            lease_until: 60_000_123,
+            mark: 60_000_123,
             clocks: Some(Clocks { reference: 60_000_000, wall: 59_999_000 }),
             registry: None,
         }

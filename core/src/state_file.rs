@@ -46,10 +46,10 @@ pub struct RegistryLease {
 pub struct Stored {
     pub layout: StoredLayout,
     /// Every ID issued so far has a tick at or below this one.
-    pub lease_until: i64,
+    pub mark: i64,
     /// The generator's clocks when the mark was written: a restart that
     /// reads a wall clock behind them knows the clock went back, and the
-    /// lease rule measures new marks from the reference rather than from the
+    /// mark rule measures new marks from the reference rather than from the
     /// mark. `None` in a mark written by 0.2.0.
     pub clocks: Option<Clocks>,
     /// The worker id's lease when it comes from a registry.
@@ -71,7 +71,7 @@ impl Stored {
         // cannot happen (0.2.0 had no registry), but is written with the mark
         // as its reference rather than dropped.
         let clocks = match (self.clocks, self.registry) {
-            (None, Some(_)) => Some(Clocks { reference: self.lease_until, wall: self.lease_until }),
+            (None, Some(_)) => Some(Clocks { reference: self.mark, wall: self.mark }),
             (clocks, _) => clocks,
         };
         format!(
@@ -80,13 +80,13 @@ impl Stored {
             l.sequence_bits,
             l.epoch_ms,
             l.worker_id,
-            self.lease_until,
+            self.mark,
             clocks.map_or(String::new(), |c| format!("reference_tick={}\nwall_tick={}\n", c.reference, c.wall)),
             self.registry.map_or(String::new(), |r| format!(
                 "registry_lease_epoch={}\nregistry_token={}\nregistry_floor_tick={}\nregistry_ceiling_tick={}\nregistry_timeline={}\n",
                 r.epoch, r.token, r.floor, r.ceiling, r.timeline
             )),
-            epoch::format_unix_ms(l.epoch_ms.saturating_add(self.lease_until)),
+            epoch::format_unix_ms(l.epoch_ms.saturating_add(self.mark)),
         )
     }
 
@@ -140,7 +140,7 @@ impl Stored {
                 epoch_ms: layout.epoch_ms(),
                 worker_id,
             },
-            lease_until: field("lease_until_tick")?,
+            mark: field("lease_until_tick")?,
             clocks,
             registry,
         })
@@ -153,7 +153,7 @@ impl Stored {
     /// different layouts compare by it.
     pub fn max_id(&self) -> i64 {
         let layout = self.layout.layout();
-        let last = self.lease_until.clamp(-1, layout.max_tick());
+        let last = self.mark.clamp(-1, layout.max_tick());
         if last < 0 {
             return -1;
         }
@@ -181,10 +181,10 @@ impl StoredLayout {
 /// what the state file says (if there is one) and the wall clock `now` (a
 /// tick of `layout`).
 ///
-/// Same layout: the tick after the stored lease, whatever the worker id or
+/// Same layout: the tick after the stored mark, whatever the worker id or
 /// the clock says. Another layout (bits or epoch) is refused unless
 /// `allow_layout_change`: every stored ID would decode to another time or
-/// worker. When allowed, the stored lease is
+/// worker. When allowed, the stored mark is
 /// converted to the largest ID it may have covered; the new layout is
 /// accepted only if the ID it would issue now is above that one, because
 /// otherwise it would take a jump of the logical clock into the future (or
@@ -199,7 +199,7 @@ pub fn resume_floor(
     let Some(stored) = stored else { return Ok(0) };
     let old = stored.layout.layout();
     if old == *layout {
-        return Ok(stored.lease_until.saturating_add(1).max(0));
+        return Ok(stored.mark.saturating_add(1).max(0));
     }
     if !allow_layout_change {
         return Err(Error::LayoutChanged { stored: stored.layout });
@@ -231,11 +231,11 @@ mod tests {
     use super::*;
     use crate::epoch::DEFAULT_EPOCH_MS;
 
-    fn stored(w: u8, s: u8, epoch_ms: i64, worker_id: i64, lease_until: i64) -> Stored {
+    fn stored(w: u8, s: u8, epoch_ms: i64, worker_id: i64, mark: i64) -> Stored {
         Stored {
             layout: StoredLayout { worker_bits: w, sequence_bits: s, epoch_ms, worker_id },
-            lease_until,
-            clocks: Some(Clocks { reference: lease_until - 1000, wall: lease_until - 1001 }),
+            mark,
+            clocks: Some(Clocks { reference: mark - 1000, wall: mark - 1001 }),
             registry: None,
         }
     }
@@ -288,7 +288,7 @@ mod tests {
     fn a_version_1_file_is_read_without_a_reference() {
         let v1 = "version=1\nworker_bits=10\nsequence_bits=12\nepoch_ms=0\nworker_id=7\nlease_until_tick=5\n";
         let st = Stored::parse(v1).unwrap();
-        assert_eq!((st.lease_until, st.clocks), (5, None));
+        assert_eq!((st.mark, st.clocks), (5, None));
     }
 
     #[test]
@@ -351,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn same_layout_resumes_after_the_lease_even_with_the_clock_behind() {
+    fn same_layout_resumes_after_the_mark_even_with_the_clock_behind() {
         let l = Layout::new(10, 12, 0).unwrap();
         let st = stored(10, 12, 0, 1, 10_000);
         assert_eq!(resume_floor(Some(&st), &l, 1, 2_000, true), Ok(10_001));
@@ -386,11 +386,11 @@ mod tests {
     fn a_later_epoch_is_refused() {
         let l = Layout::new(10, 12, 5_000).unwrap();
         let st = stored(10, 12, 0, 1, 10_000);
-        // Now is tick 5_500 of the new epoch = 10_500 of the old: below the old lease.
+        // Now is tick 5_500 of the new epoch = 10_500 of the old: below the old mark.
         assert!(matches!(resume_floor(Some(&st), &l, 1, 5_500, true), Err(Error::LayoutWouldGoBack { .. })));
         assert!(resume_floor(Some(&st), &l, 1, 5_002, true).is_err());
         // The same ID value means a time 5 s later under the new epoch, so the
-        // clock must pass the old lease by the epoch's shift before it is safe.
+        // clock must pass the old mark by the epoch's shift before it is safe.
         assert!(resume_floor(Some(&st), &l, 1, 10_000, true).is_err());
         assert_eq!(resume_floor(Some(&st), &l, 1, 10_001, true), Ok(10_001));
     }

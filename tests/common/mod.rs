@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread;
@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use postgres::{Client, NoTls};
+
+pub mod soak;
+pub mod waits;
 
 /// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
 pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -247,6 +250,15 @@ impl Cluster {
         c
     }
 
+    /// A worker id registry for nodes to lease from: a plain server with the
+    /// extension, started; a registry needs no preload.
+    pub fn registry() -> Cluster {
+        let mut cluster = Cluster::init(&[]);
+        cluster.start();
+        cluster.sql("CREATE EXTENSION snowflake_id");
+        cluster
+    }
+
     /// Preloaded and started, with no extension created in any database.
     pub fn preloaded_without_extension(conf: &[&str]) -> Cluster {
         let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
@@ -345,6 +357,34 @@ impl Cluster {
         self.running = true;
     }
 
+    /// Waits up to a minute until the server accepts connections and
+    /// answers a query: after a crash, while it recovers.
+    pub fn wait_accepting(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(mut c) = self.config().connect(NoTls) {
+                if c.simple_query("SELECT 1").is_ok() {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server on port {} does not accept connections:\n{}",
+                self.port,
+                self.log()
+            );
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `chmod` of the data directory: "0500" makes it refuse new files (the
+    /// state file is written through a new temporary file), "0700" is
+    /// PostgreSQL's own again.
+    pub fn chmod_data(&self, mode: &str) {
+        let ok = Command::new("chmod").args([mode, self.data().to_str().unwrap()]).status().expect("chmod");
+        assert!(ok.success());
+    }
+
     pub fn restart(&mut self) {
         self.stop();
         self.start();
@@ -353,6 +393,34 @@ impl Cluster {
     pub fn postmaster_pid(&self) -> i32 {
         let pidfile = fs::read_to_string(self.data().join("postmaster.pid")).expect("postmaster.pid");
         pidfile.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid in postmaster.pid")
+    }
+
+    /// How many mark keepers run under this cluster's postmaster, found by
+    /// process title as `ps` shows them (not through a connection).
+    pub fn keeper_processes(&self) -> usize {
+        let keepers = Command::new("pgrep")
+            .args(["-P", &self.postmaster_pid().to_string(), "-f", "snowflake_id mark keeper"])
+            .output()
+            .expect("pgrep");
+        String::from_utf8_lossy(&keepers.stdout).lines().count()
+    }
+
+    /// Sends `signal` ("STOP", "CONT"...) to the postmaster and every process
+    /// it started, with one `kill`, and returns kill's status: not a success
+    /// when one of them was gone by then (a backend that just exited).
+    pub fn try_signal_all(&self, signal: &str) -> std::io::Result<ExitStatus> {
+        let pid = self.postmaster_pid().to_string();
+        let children = Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
+        let mut pids: Vec<String> =
+            String::from_utf8_lossy(&children.stdout).split_whitespace().map(String::from).collect();
+        pids.push(pid);
+        Command::new("kill").arg(format!("-{signal}")).args(&pids).status()
+    }
+
+    /// [`Cluster::try_signal_all`], which must reach every process.
+    pub fn signal_all(&self, signal: &str) {
+        let ok = self.try_signal_all(signal).expect("kill");
+        assert!(ok.success());
     }
 
     /// `kill -9` the postmaster, then wait until it and its children are
@@ -444,19 +512,32 @@ pub struct DbError {
     pub detail: String,
 }
 
+impl DbError {
+    /// The fields of an error the server sent.
+    pub fn of(db: &postgres::error::DbError) -> DbError {
+        DbError {
+            code: db.code().code().to_string(),
+            message: db.message().to_string(),
+            hint: db.hint().unwrap_or_default().to_string(),
+            detail: db.detail().unwrap_or_default().to_string(),
+        }
+    }
+}
+
 pub fn sql_error(client: &mut Client, sql: &str) -> DbError {
     match client.batch_execute(sql) {
         Ok(()) => panic!("expected an error from {sql}"),
-        Err(e) => {
-            let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: not a database error: {e}"));
-            DbError {
-                code: db.code().code().to_string(),
-                message: db.message().to_string(),
-                hint: db.hint().unwrap_or_default().to_string(),
-                detail: db.detail().unwrap_or_default().to_string(),
-            }
-        }
+        Err(e) => DbError::of(e.as_db_error().unwrap_or_else(|| panic!("{sql}: not a database error: {e}"))),
     }
+}
+
+/// The default layout's epoch, 2025-01-01 00:00:00+00, in Unix milliseconds.
+pub const DEFAULT_EPOCH_MS: i64 = 1_735_689_600_000;
+
+/// The Unix time in milliseconds of an ID's time part, in the default
+/// layout (10 worker and 12 sequence bits under the time).
+pub fn id_unix_ms(id: i64) -> i64 {
+    (id >> 22) + DEFAULT_EPOCH_MS
 }
 
 /// The first column of every row of `sql`, as IDs.
@@ -474,10 +555,31 @@ pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
         .collect()
 }
 
+/// Bulk draws (200,000 IDs a call, 20 ms apart, at most 200 calls) until one
+/// fails, and its error; None if none failed. With the data directory
+/// unwritable, one fails once the durable mark (about a second of IDs) is
+/// used up.
+pub fn draw_until_error(client: &mut Client) -> Option<postgres::Error> {
+    for _ in 0..200 {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 200000)", &[]) {
+            Ok(_) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
 pub fn assert_strictly_increasing(ids: &[i64], what: &str) {
     if let Some(w) = ids.windows(2).position(|w| w[0] >= w[1]) {
         panic!("{what}: IDs not strictly increasing at {w}: {} then {}", ids[w], ids[w + 1]);
     }
+}
+
+/// Panics unless every ID of `new` is above every ID of `old`.
+pub fn assert_all_above(old: &[i64], new: &[i64], what: &str) {
+    let max_old = old.iter().max().expect("old IDs");
+    let min_new = new.iter().min().expect("new IDs");
+    assert!(min_new > max_old, "{what}: new ID {min_new} is not above old ID {max_old}");
 }
 
 /// Panics on the first ID seen twice across all of `groups`.
@@ -522,6 +624,28 @@ impl FakeClock {
             // Only the wall clock steps; PostgreSQL's timeouts keep real time.
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_string()),
         ]
+    }
+}
+
+impl Cluster {
+    /// Starts the server with its clock following a new [`FakeClock`] set
+    /// to `offset`, which the test then steps.
+    pub fn start_with_fake_clock(&mut self, offset: &str) -> FakeClock {
+        let clock = FakeClock::new(self, offset);
+        self.set_env(clock.env());
+        self.start();
+        clock
+    }
+
+    /// [`Cluster::preloaded`] with the server's clock following a
+    /// [`FakeClock`], at the machine's time ("+0") to begin with.
+    pub fn preloaded_with_fake_clock(conf: &[&str]) -> (Cluster, FakeClock) {
+        let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];
+        lines.extend_from_slice(conf);
+        let mut cluster = Cluster::init(&lines);
+        let clock = cluster.start_with_fake_clock("+0");
+        cluster.sql("CREATE EXTENSION snowflake_id");
+        (cluster, clock)
     }
 }
 
@@ -580,6 +704,15 @@ pub fn wait_for_clock_offset(cluster: &Cluster, offset_s: f64) {
 }
 
 impl Cluster {
+    /// Makes this primary wait for its standbys (`synchronous_standby_names
+    /// = '*'`, reloaded), then waits until `standby` streams as a
+    /// synchronous one.
+    pub fn make_synchronous(&self, standby: &Cluster) {
+        self.sql("ALTER SYSTEM SET synchronous_standby_names = '*'");
+        self.sql("SELECT pg_reload_conf()");
+        self.wait_sync_standby(standby);
+    }
+
     /// Waits until `standby` streams from this primary as a synchronous one
     /// (`synchronous_standby_names` set), so that a failover keeps every
     /// mark the primary waited for.
@@ -600,5 +733,30 @@ impl Cluster {
             );
             thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// strace attached to a process, delaying each of its fsync calls; detached
+/// when dropped (the delayed call then completes).
+pub struct SlowFsync(Child);
+
+impl SlowFsync {
+    pub fn attach(pid: i32, delay_us: u32) -> SlowFsync {
+        let child = Command::new("strace")
+            .args(["-qq", "-o", "/dev/null", "-e", "trace=fsync"])
+            .arg("-e")
+            .arg(format!("inject=fsync:delay_enter={delay_us}"))
+            .args(["-p", &pid.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("strace (scripts/setup.sh installs it)");
+        SlowFsync(child)
+    }
+}
+
+impl Drop for SlowFsync {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }

@@ -1,0 +1,8 @@
+//! The SQL surface: the functions application developers call, the status
+//! view DBAs watch, the entry points older versions' SQL still names, and
+//! the planner hook that keeps decoding in FROM inlined.
+
+pub mod compat;
+pub mod functions;
+pub mod planner;
+pub mod status;

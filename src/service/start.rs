@@ -1,0 +1,64 @@
+//! Starting the shared generator, once per server start (or promotion),
+//! above the durable mark.
+
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+use snowflake_id_core::Layout;
+
+use super::lease;
+use super::resume::{own_stored_lease, read_refusal, resumed};
+use crate::pg::clock::now_unix_ms;
+use crate::settings::registry;
+use crate::shmem;
+use crate::shmem::log_limit::{self, Topic};
+
+/// Starts the shared generator above the durable mark, once per server
+/// start (or promotion): above the later of the state file and the mark
+/// replayed from WAL, with the clocks written with it.
+pub fn start(layout: &Layout, worker_id: i64) {
+    let outcome = {
+        let _io = shmem::state_io();
+        if shmem::lock().generator.is_some() {
+            return;
+        }
+        let now_ms = now_unix_ms();
+        let own = if registry::used() { own_stored_lease(layout) } else { None };
+        resumed(layout, worker_id, now_ms).map(|generator| {
+            let mut guard = shmem::lock();
+            guard.generator = Some(generator);
+            if registry::used() {
+                lease::enter_at_start(&mut guard, layout, own, now_ms);
+            }
+            guard.written_mark = generator.mark();
+            guard.started_unix_ms = now_ms;
+            generator.counters.largest_step_back_ms
+        })
+    };
+    match outcome {
+        Ok(0) => {}
+        Ok(behind) => warn_step_back(behind, true),
+        Err(e) => read_refusal(e).raise(),
+    }
+}
+
+/// At most one WARNING a minute across the server: a clock that keeps
+/// jumping should not flood the client or the log. The status view counts
+/// them all.
+pub fn warn_step_back(ms: i64, at_start: bool) {
+    if log_limit::due(Topic::StepBack) {
+        let message = if at_start {
+            format!(
+                "snowflake_id: the system clock is {ms} ms behind the clock readings recorded with the durable mark"
+            )
+        } else {
+            format!("snowflake_id: the system clock went back by {ms} ms")
+        };
+        pgrx::pg_sys::panic::ErrorReport::new(PgSqlErrorCode::ERRCODE_WARNING, message, "snowflake_id")
+            .set_detail(
+                "IDs continue from the logical clock, which now runs ahead of the wall clock; none is repeated.",
+            )
+            .set_hint(
+                "Check the time synchronisation (NTP, chrony) of this server. snowflake_id_status counts every step.",
+            )
+            .report(PgLogLevel::WARNING);
+    }
+}

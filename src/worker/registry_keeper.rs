@@ -1,0 +1,285 @@
+//! The registry keeper: the mark keeper's turn that acquires, renews and
+//! releases the worker id's lease by calling the registry's SQL functions
+//! (sql/registry.sql) over libpq (`pg/libpq.rs`).
+//!
+//! Nothing here is on the query path, and nothing here writes the lease in
+//! shared memory or on disk: each answer is handed to the generator service
+//! (`service/lease.rs`), which raises the ceiling only after the registry
+//! committed the renewal. Queries only meet the lease as the generator's
+//! ceiling and the worker id they encode.
+
+use std::time::{Duration, Instant};
+
+use snowflake_id_core::lease as rule;
+use snowflake_id_core::state_file::RegistryLease;
+use snowflake_id_core::Layout;
+
+use crate::pg::clock;
+use crate::pg::libpq::{Connection, Failure, KeepGoing};
+use crate::pg::recovery::{current_timeline, system_identifier};
+use crate::service::{lease, resume};
+use crate::settings::names::REGISTRY;
+use crate::settings::registry::{conninfo, horizon_ms, namespace, node_name};
+use crate::settings::Settings;
+use crate::shmem::log_limit::{self, Topic};
+use crate::shmem::{self, LeaseState as State};
+
+/// How long one call to the registry may take, connect included.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// After a failure the keeper waits this long before the next try, doubling
+/// up to [`MAX_BACKOFF`]: an unreachable registry is not hammered.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const REFUSED_RETRY: Duration = Duration::from_secs(1);
+
+/// What the keeper process keeps between turns: the open connection and
+/// when to try again after a failure.
+pub struct RegistryKeeper {
+    connection: Option<(String, Connection)>,
+    retry_at: Instant,
+    backoff: Duration,
+    /// When the registry last answered a renewal or grant: renewals are due
+    /// at least every half lease by this (monotonic) clock too, so a wall
+    /// clock stepped back does not let the registry see the lease go stale.
+    answered_at: Instant,
+    /// With `auto`, the worker id on disk was refused (another node holds
+    /// it now): ask for any free one instead.
+    forget_stored: bool,
+}
+
+impl RegistryKeeper {
+    pub fn new() -> RegistryKeeper {
+        RegistryKeeper {
+            connection: None,
+            retry_at: Instant::now(),
+            backoff: FIRST_BACKOFF,
+            answered_at: Instant::now(),
+            forget_stored: false,
+        }
+    }
+
+    fn connection(&mut self, keep_going: KeepGoing) -> Result<&mut Connection, Failure> {
+        let conninfo = conninfo().ok_or_else(|| Failure::Unreachable(format!("{REGISTRY} is empty")))?;
+        if self.connection.as_ref().is_some_and(|(c, _)| *c != conninfo) {
+            self.connection = None; // a reload changed where the registry is
+        }
+        if self.connection.is_none() {
+            let name = format!("snowflake_id {}", node_name());
+            let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, keep_going)?;
+            // A grant or renewal the registry could lose in a crash would let
+            // it hand the same range to another node: commits must be durable
+            // before the keeper acts on them, whatever the registry's default.
+            connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, keep_going)?;
+            self.connection = Some((conninfo, connection));
+        }
+        match self.connection.as_mut() {
+            Some((_, connection)) => Ok(connection),
+            None => Err(Failure::Unreachable("no connection".into())),
+        }
+    }
+
+    fn call(
+        &mut self,
+        sql: &str,
+        params: &[Option<String>],
+        keep_going: KeepGoing,
+    ) -> Result<Vec<Vec<Option<String>>>, Failure> {
+        let result = self.connection(keep_going).and_then(|c| c.query(sql, params, CALL_TIMEOUT, keep_going));
+        if matches!(result, Err(Failure::Unreachable(_))) {
+            self.connection = None; // reconnect next time (maybe to a new registry primary)
+        }
+        result
+    }
+
+    /// Milliseconds since the registry last answered, by the monotonic clock.
+    fn answered_ms(&self) -> i64 {
+        i64::try_from(self.answered_at.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// One turn of the keeper: acquire when there is no lease, renew when
+    /// its ceiling is within half a horizon of the clock. Returns whether it
+    /// talked to the registry.
+    pub fn turn(&mut self, layout: &Layout, keep_going: KeepGoing) -> bool {
+        if Instant::now() < self.retry_at {
+            return false;
+        }
+        // A restart on the same timeline goes on with the lease on disk and
+        // renews it; only without one does it ask for a new grant (which
+        // would start a lease ahead, above the old ceiling).
+        lease::restore_own_lease(layout);
+        let shared = shmem::lock().registry;
+        // The node's position: the later of its clock and its last ID (a
+        // logical clock ahead after a burst or advance_past); renewals
+        // reach a lease past it.
+        let now = rule::position(clock::now_unix_ms().saturating_sub(layout.epoch_ms()), resume::last_tick());
+        let outcome = match (shared.state, shared.lease) {
+            // Lost: ask for a worker id again (with a number, it stays
+            // refused while the new holder is live; with auto, any free one).
+            (State::Lost, _) => {
+                self.forget_stored = true;
+                self.acquire(layout, now, keep_going)
+            }
+            (State::Held | State::Expired, Some(lease))
+                if !rule::renewal_due(lease.ceiling, now, horizon_ms(), self.answered_ms()) =>
+            {
+                return false
+            }
+            (State::Held | State::Expired, Some(lease)) => self.renew(layout, shared.worker_id, lease, now, keep_going),
+            _ => self.acquire(layout, now, keep_going),
+        };
+        match outcome {
+            Ok(()) => {
+                self.backoff = FIRST_BACKOFF;
+                self.answered_at = Instant::now();
+                lease::registry_answered();
+            }
+            Err(failure) => {
+                // An unreachable registry is retried less and less often; an
+                // answer (a worker id held by a live node, say) is asked
+                // again every second, to take over as soon as it goes stale.
+                let (wait, next) = match &failure {
+                    Failure::Refused { .. } => (REFUSED_RETRY, FIRST_BACKOFF),
+                    _ => (self.backoff, (self.backoff * 2).min(MAX_BACKOFF)),
+                };
+                self.retry_at = Instant::now() + wait;
+                self.backoff = next;
+                let lost = matches!(&failure, Failure::Refused { sqlstate, .. } if sqlstate == "SFL01");
+                if !matches!(failure, Failure::Stopped) && log_limit::due(Topic::Registry) {
+                    let held = shmem::lock().registry.lease;
+                    pgrx::pg_sys::panic::ErrorReport::new(
+                        pgrx::PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                        format!("snowflake_id: worker id registry: {failure}"),
+                        "snowflake_id",
+                    )
+                    .set_detail(match held {
+                        Some(lease) => format!(
+                            "IDs continue up to the lease's ceiling ({}), then stop until the registry answers.",
+                            snowflake_id_core::epoch::format_unix_ms(layout.epoch_ms().saturating_add(lease.ceiling))
+                        ),
+                        None => "No worker id yet: snowflake_nextval() refuses until the registry grants one.".into(),
+                    })
+                    .set_hint(format!(
+                        "Check {REGISTRY} and the registry server; snowflake_id_status.registry_error has the latest answer. This repeats at most once a minute."
+                    ))
+                    .report(pgrx::PgLogLevel::WARNING);
+                }
+                lease::registry_failed(&failure.to_string(), lost);
+            }
+        }
+        true
+    }
+
+    fn acquire(&mut self, layout: &Layout, now: i64, keep_going: KeepGoing) -> Result<(), Failure> {
+        lease::acquiring();
+        let (system, timeline) = (system_identifier(), current_timeline() as i32);
+        let fixed = Settings::get().values.worker_id;
+        // The lease on disk, to resume (this server) or to take over (a
+        // promoted standby, its old primary's); with `auto` and that worker
+        // id gone to another node, any free one instead.
+        let resumable = resume::stored_lease(layout).filter(|_| fixed.is_some() || !self.forget_stored);
+        let wanted = fixed.or(resumable.map(|(w, _)| w));
+        let result = self.call(
+            "SELECT worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            &[
+                Some(namespace()),
+                Some(layout.worker_bits().to_string()),
+                Some(layout.sequence_bits().to_string()),
+                Some(layout.epoch_ms().to_string()),
+                wanted.map(|w| w.to_string()),
+                Some(system),
+                Some(timeline.to_string()),
+                Some(node_name()),
+                Some(now.to_string()),
+                Some(horizon_ms().to_string()),
+                resumable.map(|(_, l)| l.epoch.to_string()),
+                resumable.map(|(_, l)| l.token.to_string()),
+            ],
+            keep_going,
+        );
+        if matches!(&result, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL02") && fixed.is_none() {
+            self.forget_stored = true;
+        }
+        let rows = result?;
+        let number =
+            |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
+        let granted = rows.first().and_then(|r| {
+            let lease = RegistryLease {
+                epoch: number(r, 1)?,
+                token: number(r, 2)?,
+                floor: number(r, 3)?,
+                ceiling: number(r, 4)?,
+                timeline: timeline.into(),
+            };
+            Some((number(r, 0)?, lease))
+        });
+        let Some((worker_id, lease)) = granted else {
+            return Err(Failure::Unreachable("the registry's answer to acquire has no lease".into()));
+        };
+        lease::take_lease(layout, worker_id, lease, keep_going).map_err(Failure::Unreachable)
+    }
+
+    fn renew(
+        &mut self,
+        layout: &Layout,
+        worker_id: i64,
+        lease: RegistryLease,
+        now: i64,
+        keep_going: KeepGoing,
+    ) -> Result<(), Failure> {
+        let rows = self.call(
+            "SELECT snowflake_registry_renew($1, $2, $3, $4, $5, $6)",
+            &[
+                Some(namespace()),
+                Some(worker_id.to_string()),
+                Some(lease.epoch.to_string()),
+                Some(lease.token.to_string()),
+                Some(now.to_string()),
+                Some(horizon_ms().to_string()),
+            ],
+            keep_going,
+        )?;
+        let ceiling = rows.first().and_then(|r| r.first().cloned().flatten()).and_then(|v| v.parse::<i64>().ok());
+        let Some(ceiling) = ceiling else {
+            return Err(Failure::Unreachable("the registry's answer to renew has no ceiling".into()));
+        };
+        lease::renewed(layout, lease, ceiling);
+        Ok(())
+    }
+
+    /// A clean stop: closes the lease here first (no ID past the last one
+    /// issued), then tells the registry, so the next holder starts right
+    /// above it instead of a horizon ahead. Failing that, the lease simply
+    /// goes stale.
+    /// `keep_going` answers interrupts during the call and never stops it:
+    /// SIGTERM has been received already, so the call runs to its own timeout.
+    pub fn release(&mut self, layout: &Layout, keep_going: KeepGoing) {
+        let shared = shmem::lock().registry;
+        let (State::Held | State::Expired, Some(lease)) = (shared.state, shared.lease) else { return };
+        let Some(last) = lease::close_lease(layout) else { return };
+        let params = [
+            Some(namespace()),
+            Some(shared.worker_id.to_string()),
+            Some(lease.epoch.to_string()),
+            Some(lease.token.to_string()),
+            Some(last.to_string()),
+        ];
+        match self.call("SELECT snowflake_registry_release($1, $2, $3, $4, $5)", &params, keep_going) {
+            Ok(_) => {
+                lease::released();
+                pgrx::ereport!(
+                    pgrx::PgLogLevel::LOG,
+                    pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                    format!("snowflake_id: released worker id {} (lease epoch {}) at its last ID", shared.worker_id, lease.epoch)
+                );
+            }
+            Err(failure) => pgrx::ereport!(
+                pgrx::PgLogLevel::LOG,
+                pgrx::PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                format!(
+                    "snowflake_id: could not release worker id {} in the registry: {failure}; it is free again once its lease goes stale",
+                    shared.worker_id
+                )
+            ),
+        }
+    }
+}
