@@ -118,7 +118,9 @@ export SNOWFLAKE_TEST_PYTHON="$PWD/$venv/bin/python"
 
 if in_list 15 "$PG_MAJORS"; then
     block "PostgreSQL 15: the Debian package (tests/package.rs installs and removes it)"
-    PG_MAJOR=15 bash scripts/package.sh
+    # The dev profile, which the install into 15 and the tests' build then
+    # reuse (see scripts/package.sh).
+    PACKAGE_PROFILE=dev PG_MAJOR=15 bash scripts/package.sh
 fi
 
 # The integration tests are clients: they talk to whichever server
