@@ -214,6 +214,9 @@ build_from_source() {
     fi
     if [ "$keep" = keep ]; then
         tree_stamp "$major" "$tarball" >"$src/.regress-tree"
+        # The tree is ready: release its lock now, not when this script
+        # ends (scripts/test.sh runs the suite while the next major builds).
+        exec 8>&-
     else
         rm -rf "$src"
     fi
@@ -282,6 +285,7 @@ regress_tree() {
         die "the installed $("$prefix/bin/pg_config" --version) is not the tarball's $version; reinstall it: rm -rf $prefix && PG_MAJORS=$major bash scripts/pg_servers.sh"
     want=$(tree_stamp "$major" "$tarball")
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/src/test/regress/pg_regress" ]; then
+        exec 8>&-
         echo "$dir"
         return 0
     fi
@@ -302,6 +306,7 @@ regress_tree() {
         die "building the regression suite of PostgreSQL $major failed (full log: $log)"
     fi
     echo "$want" >"$stamp"
+    exec 8>&-
     echo "$dir"
 }
 

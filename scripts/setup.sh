@@ -89,7 +89,10 @@ if [ -f "$pgrx_config" ]; then
             kept+=("$line")
         fi
     done <"$pgrx_config"
-    ((dropped == 0)) || printf '%s\n' "${kept[@]}" >"$pgrx_config"
+    if ((dropped)); then
+        printf '%s\n' "${kept[@]}" >"$pgrx_config.tmp"
+        mv "$pgrx_config.tmp" "$pgrx_config"
+    fi
 fi
 
 if ! grep -qs "^pg15 = \"$PG_CONFIG\"" "$pgrx_config"; then

@@ -47,8 +47,19 @@ SUBSET_TESTS=(sql_basics concurrency durability replication upgrade clock_accura
 export PG_MAJORS
 
 in_list() { [[ " $2 " == *" $1 "* ]]; }
+# A misspelt major would otherwise test nothing and pass.
+for major in $PG_MAJORS $FULL_MAJORS $CORE_REGRESS_MAJORS; do
+    in_list "$major" "$ALL_MAJORS" || {
+        echo "test.sh: unknown PostgreSQL major '$major' (PG_MAJORS, FULL_MAJORS, CORE_REGRESS_MAJORS: of $ALL_MAJORS)" >&2
+        exit 2
+    }
+done
 
 started=$SECONDS
+main_pid=$$
+# The console, for the one line each test binary prints when it ends (its
+# own output goes to its major's log, printed whole at the end).
+exec 3>&1
 timings=()
 block_name=""
 block_start=0
@@ -62,12 +73,32 @@ block() {
 
 pgdata_parent=""
 servers_pid=""
+major_groups=()
+logs=""
 cleanup() {
-    # Stopped early: the background server build goes with this run.
+    # Stopped early: the background server build and every major's tests go
+    # with this run (each runs in a session of its own), then any cluster a
+    # killed test left running (they all live under $pgdata_parent).
     [ -z "$servers_pid" ] || kill -- "-$servers_pid" 2>/dev/null || true
-    [ -z "$pgdata_parent" ] || rm -rf "$pgdata_parent"
+    local group pidfile
+    for group in "${major_groups[@]}"; do kill -- "-$group" 2>/dev/null || true; done
+    if [ -n "$pgdata_parent" ]; then
+        for pidfile in "$pgdata_parent"/*/*/postmaster.pid; do
+            if [ -f "$pidfile" ]; then kill -QUIT "$(head -n 1 "$pidfile")" 2>/dev/null || true; fi
+        done
+        rm -rf "$pgdata_parent"
+    fi
+    # What had not finished, so that a run stopped by a time limit shows where.
+    if [ -n "$logs" ] && ((${#major_groups[@]})); then
+        local log
+        for log in "$logs"/pg*.lane*.log; do
+            [ -f "$log" ] && ! grep -q "^== lane done" "$log" && { echo "---- unfinished: $log" && tail -n 40 "$log"; }
+        done
+    fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 block "setup: Debian packages"
 bash scripts/setup.sh --packages
@@ -130,7 +161,7 @@ fi
 # while they run, and the next major's install needs it.
 block "integration tests: build once for every major"
 test_bins=$PWD/target/test-binaries
-cargo test -p snowflake_id --test '*' --no-run --message-format=json |
+cargo test -p snowflake_id --test '*' --no-run --message-format=json-render-diagnostics |
     python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -139,11 +170,16 @@ for line in sys.stdin:
         print(m["target"]["name"], m["executable"])
 ' >"$test_bins"
 
+# Every test cluster lives under one directory (tempfile honours TMPDIR), so
+# that the end of this run stops and removes whatever a killed test left.
 pgdata_parent=$(mktemp -d /tmp/snowflake_id_pgtest.XXXXXX)
-chown postgres "$pgdata_parent"
+chmod 755 "$pgdata_parent"
 logs=$PWD/target/test-logs
 rm -rf "$logs"
 mkdir -p "$logs"
+# A test binary that runs longer than this is stopped and counts as failed
+# (the slowest takes about 2 minutes alone, 4 beside the others).
+BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 
 # Seconds each test binary took on 15 (alone, on 2 cores): how the binaries
 # of one major are dealt out to its lanes. A new binary counts as 30.
@@ -152,11 +188,12 @@ declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [flee
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
     [clients]=4 [prerequisites]=1)
 
-# Runs test binaries $2... one after another against the server of bin dir
-# $1, every one of them (no fail fast); fails when one did.
+# Runs test binaries $3... one after another against the server of major $1
+# (bin dir $2), every one of them (no fail fast); fails when one did. Says
+# on the console (fd 3) when each ends.
 run_binaries() {
-    local bindir=$1 name exe rc=0 t0
-    shift
+    local major=$1 bindir=$2 name exe rc=0 t0 status
+    shift 2
     for name in "$@"; do
         exe=$(awk -v n="$name" '$1 == n { print $2 }' "$test_bins")
         echo "     Running tests/$name.rs"
@@ -166,17 +203,25 @@ run_binaries() {
             rc=1
             continue
         fi
-        # pg_upgrade to the newest major starts from 17 with the library
-        # installed: wait for 17's install rather than skip.
-        if [ "$name" = server_lifecycle ] && in_list 17 "$PG_MAJORS"; then
-            while [ ! -e "$logs/installed-17" ] && [ ! -e "$logs/install-failed-17" ]; do sleep 2; done
+        # pg_upgrade to 18 starts from 17 with the library installed: wait
+        # for this run's install of 17 rather than use a stale one (bounded,
+        # and not past the end of test.sh itself).
+        if [ "$major" = 18 ] && [ "$name" = server_lifecycle ] && in_list 17 "$PG_MAJORS"; then
+            while [ ! -e "$logs/installed-17" ] && [ ! -e "$logs/install-failed-17" ] && ((SECONDS - t0 < 3600)); do
+                kill -0 "$main_pid" 2>/dev/null || return 1
+                sleep 2
+            done
         fi
-        if ! SNOWFLAKE_PG_BIN="$bindir" "$exe"; then
+        status=ok
+        if ! TMPDIR="$pgdata_parent" SNOWFLAKE_PG_BIN="$bindir" timeout -k 30 "$BINARY_TIMEOUT" "$exe"; then
+            status=FAILED
             echo "== FAILED: tests/$name.rs"
             rc=1
         fi
         echo "     tests/$name.rs: $((SECONDS - t0))s"
+        printf '   %-6s PostgreSQL %s tests/%s.rs (%ss)\n' "$status" "$major" "$name" $((SECONDS - t0)) >&3
     done
+    echo "== lane done"
     return $rc
 }
 
@@ -193,7 +238,7 @@ test_major() {
     # dpkg: nothing else may start a server of this major meanwhile.
     for name in "$@"; do
         if [ "$name" = package ]; then
-            run_binaries "$bindir" package >"$logs/pg$major.alone.log" 2>&1 || rc=1
+            run_binaries "$major" "$bindir" package >"$logs/pg$major.alone.log" 2>&1 || rc=1
             echo "---- alone: package" && cat "$logs/pg$major.alone.log"
         else
             rest+=("$name")
@@ -210,7 +255,7 @@ test_major() {
     for ((i = 0; i < LANES; i++)); do
         [ -n "${lanes[i]}" ] || continue
         # shellcheck disable=SC2086 # a list of names
-        run_binaries "$bindir" ${lanes[i]} >"$logs/pg$major.lane$i.log" 2>&1 &
+        run_binaries "$major" "$bindir" ${lanes[i]} >"$logs/pg$major.lane$i.log" 2>&1 &
         pids+=($!)
     done
     for i in "${pids[@]}"; do wait "$i" || rc=1; done
@@ -246,8 +291,9 @@ install_and_start() {
     if [ "$major" != 15 ]; then
         block "PostgreSQL $major: the server built in the background"
         wait_for_server "$major" || return 1
-        # Registers it with pgrx (no build: it is there).
-        PG_MAJORS=$major bash scripts/pg_servers.sh >/dev/null || return 1
+        # Registers it with pgrx (no build: it is there; without
+        # PG_REGRESS_MAJORS, so that it never waits for the cache's lock).
+        PG_MAJORS=$major env -u PG_REGRESS_MAJORS bash scripts/pg_servers.sh >/dev/null || return 1
     fi
     pg_config=$(bash scripts/pg_servers.sh --pg-config "$major") || return 1
     bindir=$(bash scripts/pg_servers.sh --bindir "$major") || return 1
@@ -262,21 +308,39 @@ install_and_start() {
     else
         tests="${SUBSET_TESTS[*]}"
     fi
+    # A process group of its own (job control on for this one fork), so
+    # that the end of this run can stop it with everything it started.
+    set -m
     (
         set +e
         rc=0
+        regress_pid=""
         if in_list "$major" "$CORE_REGRESS_MAJORS"; then
-            echo "== $version: PostgreSQL's own regression suite, with the library as without it (scripts/core_regress.sh)"
-            t0=$SECONDS
-            bash scripts/core_regress.sh "$major" || rc=1
-            echo "== core's regression suite: $((SECONDS - t0))s"
+            # Beside the lanes: it computes while they mostly wait.
+            (
+                t0=$SECONDS
+                bash scripts/core_regress.sh "$major"
+                rc=$?
+                echo "== core's regression suite: $((SECONDS - t0))s"
+                printf '   %-6s PostgreSQL %s core regression suite (%ss)\n' "$( ((rc == 0)) && echo ok || echo FAILED)" \
+                    "$major" $((SECONDS - t0)) >&3
+                exit $rc
+            ) >"$logs/pg$major.regress.log" 2>&1 &
+            regress_pid=$!
         fi
         echo "== $version: integration tests in $LANES lanes: $tests"
         # shellcheck disable=SC2086 # a list of names
         test_major "$major" "$bindir" $tests || rc=1
+        if [ -n "$regress_pid" ]; then
+            wait "$regress_pid" || rc=1
+            echo "---- $version: PostgreSQL's own regression suite, with the library as without it (scripts/core_regress.sh)"
+            cat "$logs/pg$major.regress.log"
+        fi
         exit $rc
     ) >"$logs/pg$major.log" 2>&1 &
     major_pid[$major]=$!
+    set +m
+    major_groups+=("$!")
     major_started[$major]=$SECONDS
     echo "== $version: tests started in the background (log: $logs/pg$major.log)"
 }
