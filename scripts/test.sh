@@ -106,9 +106,10 @@ bash scripts/setup.sh --packages
 # The servers of 16-18 (and the source tree of the core suite's major) build
 # in the background while cargo-pgrx installs and the tests compile: on 2
 # cores the two fill each other's idle time (configure, links, bindgen).
-# Newest first: 18 runs every test, so it is the longest to test; each major
-# is announced in target/pg_servers.ready/ as soon as it is there, and its
-# tests start while the next one builds.
+# 18 first: it runs every test, so it is the longest to test; then 16, a
+# download (PyPI's pgserver) and one small module; 17, built from source,
+# last. Each major is announced in target/pg_servers.ready/ as soon as it is
+# there, and its tests start while the next one builds.
 mkdir -p target
 servers_log=$PWD/target/pg_servers.log
 ready_dir=$PWD/target/pg_servers.ready
@@ -116,7 +117,7 @@ rm -rf "$ready_dir"
 mkdir -p "$ready_dir"
 servers_majors=""
 regress_majors=""
-for major in 18 17 16; do
+for major in 18 16 17; do
     ! in_list "$major" "$PG_MAJORS" || servers_majors+=" $major"
 done
 for major in $PG_MAJORS; do
