@@ -367,6 +367,8 @@ for major in $PG_MAJORS; do
         failed+=("$major (tests)")
     fi
 done
+# All waited for: their process group ids may belong to others by now.
+major_groups=()
 block ""
 if [ -n "$servers_pid" ]; then
     wait "$servers_pid" || true
