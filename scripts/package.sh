@@ -6,6 +6,11 @@
 # /usr/share/postgresql/NN/extension). Installs what building needs first
 # (scripts/setup.sh).
 #
+#   PACKAGE_PROFILE=release (default) the cargo profile of the library; the
+#   test command builds it with dev, the profile every other step of a test
+#   run builds with, because what tests/package.rs checks is the packaging
+#   (files, paths, dependencies, install and removal), and a release build
+#   (fat LTO, one codegen unit) costs 5 minutes of 2 cores that nothing reuses.
 #   PG_MAJOR=15 (default) builds against Debian 12's PostgreSQL 15;
 #   PG_MAJOR=16|17|18 against the server scripts/pg_servers.sh caches for that
 #   major (its pg_config and headers), for hosts that run PGDG's postgresql-NN.
@@ -33,8 +38,9 @@ trap 'rm -rf "$work"' EXIT
 built="$work/built"
 stage="$work/stage"
 
-echo "package: building snowflake_id $version (release) for $("$PG_CONFIG" --version)"
-cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
+profile=${PACKAGE_PROFILE:-release}
+echo "package: building snowflake_id $version ($profile) for $("$PG_CONFIG" --version)"
+cargo pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
 
 # cargo pgrx package lays the files out under the build server's own
 # directories (a private prefix for 16-18); the package puts them where

@@ -20,6 +20,9 @@
 #                       a major built now keeps its build tree as that tree
 #                       rather than configuring and compiling a second one
 #   SNOWFLAKE_PG_CACHE  where 16, 17 and 18 live (default /var/cache/snowflake_id as root)
+#   PG_SERVERS_READY_DIR  touch <dir>/<major> as soon as that major (and its
+#                       --regress-tree when asked) is ready, in PG_MAJORS' order,
+#                       so that a caller can use it while the next one builds
 #
 # Where each major comes from (Debian 12 reaches only Debian, PyPI, crates.io, npm):
 #   15  Debian 12's own packages (postgresql-15), as scripts/setup.sh installs them.
@@ -211,6 +214,9 @@ build_from_source() {
     fi
     if [ "$keep" = keep ]; then
         tree_stamp "$major" "$tarball" >"$src/.regress-tree"
+        # The tree is ready: release its lock now, not when this script
+        # ends (scripts/test.sh runs the suite while the next major builds).
+        exec 8>&-
     else
         rm -rf "$src"
     fi
@@ -279,6 +285,7 @@ regress_tree() {
         die "the installed $("$prefix/bin/pg_config" --version) is not the tarball's $version; reinstall it: rm -rf $prefix && PG_MAJORS=$major bash scripts/pg_servers.sh"
     want=$(tree_stamp "$major" "$tarball")
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/src/test/regress/pg_regress" ]; then
+        exec 8>&-
         echo "$dir"
         return 0
     fi
@@ -299,6 +306,7 @@ regress_tree() {
         die "building the regression suite of PostgreSQL $major failed (full log: $log)"
     fi
     echo "$want" >"$stamp"
+    exec 8>&-
     echo "$dir"
 }
 
@@ -358,6 +366,11 @@ case "${1:-}" in
 *) die "usage: $0 [--no-register | --bindir <major> | --pg-config <major> | --regress-tree <major>]" ;;
 esac
 
+# A major ready to use: scripts/test.sh starts testing it while the next builds.
+announce() {
+    [ -z "${PG_SERVERS_READY_DIR:-}" ] || touch "$PG_SERVERS_READY_DIR/$1"
+}
+
 for major in $PG_MAJORS $PG_REGRESS_MAJORS; do prefix_of "$major" >/dev/null; done
 missing=()
 for major in $PG_MAJORS; do installed "$major" || missing+=("$major"); done
@@ -371,7 +384,11 @@ if ((${#missing[@]})) || [ -n "$PG_REGRESS_MAJORS" ]; then
     # A fresh index each run that has to fetch something; runs that find
     # everything never touch the network.
     rm -f "$CACHE/apt/.updated"
-    for major in $PG_MAJORS; do ensure "$major"; done
+    for major in $PG_MAJORS; do
+        ensure "$major"
+        [[ " $PG_REGRESS_MAJORS " != *" $major "* ]] || regress_tree "$major" >/dev/null
+        announce "$major"
+    done
     # A major installed before its tree was asked for.
     for major in $PG_REGRESS_MAJORS; do
         installed "$major" || ensure "$major"
@@ -380,6 +397,8 @@ if ((${#missing[@]})) || [ -n "$PG_REGRESS_MAJORS" ]; then
     # The trixie and sid indexes (about 50 MB) only serve a fetch.
     rm -rf "$CACHE/apt/lists"
 fi
+# Those that were there already.
+for major in $PG_MAJORS; do announce "$major"; done
 [ -z "$no_register" ] || exit 0
 
 registered=()

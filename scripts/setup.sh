@@ -72,7 +72,30 @@ if ! cargo pgrx --version 2>/dev/null | grep -q "^cargo-pgrx 0.18.0$"; then
     cargo install cargo-pgrx --version 0.18.0 --locked --quiet
 fi
 
-if ! grep -qs "^pg15 = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
+# pgrx's build reads every pg_config that config.toml names and fails on
+# one that is gone (a server cache moved or removed: SNOWFLAKE_PG_CACHE
+# elsewhere, a clone deleted): such lines go; scripts/pg_servers.sh
+# registers the servers again when they are there.
+pgrx_config=${PGRX_HOME:-$HOME/.pgrx}/config.toml
+if [ -f "$pgrx_config" ]; then
+    kept=()
+    dropped=0
+    while IFS= read -r line; do
+        path=$(sed -n 's/^pg[0-9]* = "\(.*\)"$/\1/p' <<<"$line")
+        if [ -n "$path" ] && [ ! -x "$path" ]; then
+            echo "setup: pgrx names $path, which is gone; dropping it from $pgrx_config"
+            dropped=1
+        else
+            kept+=("$line")
+        fi
+    done <"$pgrx_config"
+    if ((dropped)); then
+        printf '%s\n' "${kept[@]}" >"$pgrx_config.tmp"
+        mv "$pgrx_config.tmp" "$pgrx_config"
+    fi
+fi
+
+if ! grep -qs "^pg15 = \"$PG_CONFIG\"" "$pgrx_config"; then
     echo "setup: pointing pgrx at PostgreSQL 15"
     cargo pgrx init --pg15 "$PG_CONFIG" >/dev/null
 fi
