@@ -194,18 +194,93 @@ fn a_standby_refuses() {
 
 /// A worker id leased from a registry moves between servers; the slots it
 /// used for past instants would not move with it, so it is refused for now.
+/// Draws past-instant IDs at `unix_ms` on a registry node as soon as it
+/// holds a lease (within 30 s).
+fn draw_at_when_leased(node: &Cluster, unix_ms: &[i64]) -> Vec<i64> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut client = node.connect();
+        let held = client.query_one("SELECT lease_state = 'held' FROM snowflake_id_status", &[]).unwrap().get(0);
+        if held {
+            return draw_at(&mut client, unix_ms);
+        }
+        assert!(std::time::Instant::now() < deadline, "no lease after 30 s\n{}", node.log());
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A leased worker id moves between servers; its history slots move with
+/// it through the registry's history level. Two nodes back-fill the same
+/// instants at once; worker id 7 then passes from `a` to `b` (a clean stop),
+/// back to `a` (a takeover after `b` was killed), and `a` restarts without
+/// its history file under the same lease: every ID in one ledger, no two
+/// alike, and past-instant IDs from an unreachable registry refused.
 #[test]
-fn a_leased_worker_id_is_refused_with_a_hint() {
-    let registry = Cluster::registry();
-    let conninfo = format!(
-        "snowflake_id.registry = 'host={} port={} dbname=postgres user=postgres'",
-        registry.socket_dir().display(),
-        registry.port
-    );
-    let node = Cluster::preloaded(&[&conninfo]);
-    let e = node.sql_error("SELECT snowflake_nextval_at('2025-06-01+00')");
-    assert_eq!(e.code, "0A000", "{e:?}");
-    assert!(e.hint.contains("fixed snowflake_id.worker_id"), "{e:?}");
+fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
+    let mut registry = Cluster::registry();
+    const LEASE: &str = "snowflake_id.registry_lease = '3s'";
+    const SEVEN: &str = "snowflake_id.worker_id = 7";
+    let mut a = Cluster::leased_node(&registry, "a", &[LEASE, SEVEN]);
+    let mut b = Cluster::leased_node(&registry, "b", &[LEASE]);
+    registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '0'");
+    // 200 rows at each of 10 instants a second apart, a year back.
+    let base = DEFAULT_EPOCH_MS + 30 * 86_400_000;
+    let instants: Vec<i64> = (0..10).flat_map(|i| std::iter::repeat_n(base + i * 1_000, 200)).collect();
+    let mut ledger = vec![];
+    let worker_of = |id: &i64| (id >> 12) & 1023;
+
+    // Both nodes at once, each on its own worker id.
+    let (from_a, from_b) = thread::scope(|s| {
+        let other = s.spawn(|| draw_at_when_leased(&b, &instants));
+        (draw_at_when_leased(&a, &instants), other.join().unwrap())
+    });
+    assert!(from_a.iter().all(|id| worker_of(id) == 7));
+    assert!(from_b.iter().all(|id| worker_of(id) != 7));
+    ledger.extend([from_a, from_b]);
+    let recorded = registry.query_i64("SELECT count(*) FROM snowflake_registry_history WHERE worker_id = 7");
+    assert!(recorded > 0, "the registry did not hear of a's claims");
+
+    // A clean stop releases 7; b, restarted on 7, back-fills the same instants.
+    a.stop();
+    b.stop();
+    b.append_conf(&[SEVEN]);
+    b.start();
+    let again = draw_at_when_leased(&b, &instants);
+    assert!(again.iter().all(|id| worker_of(id) == 7));
+    ledger.push(again);
+    assert_no_duplicates(&ledger);
+
+    // b is killed; a takes 7 over once b's lease is stale, with its own
+    // history file of 7 from before (the levels b claimed are not in it).
+    b.crash();
+    a.start();
+    ledger.push(draw_at_when_leased(&a, &instants));
+    assert_no_duplicates(&ledger);
+
+    // a restarts under the same lease without its history file (a careless
+    // copy, say): only the registry knows what a claimed under this lease.
+    a.sql("CHECKPOINT");
+    a.crash();
+    std::fs::remove_file(a.data().join("snowflake_id.history")).unwrap();
+    a.start();
+    ledger.push(draw_at_when_leased(&a, &instants));
+    let n = assert_no_duplicates(&ledger);
+    assert_eq!(n, 5 * instants.len());
+
+    // An unreachable registry stops past-instant IDs (once the claims made
+    // run out), not live ones.
+    registry.stop();
+    let mut client = a.connect();
+    let e = loop {
+        match client.query("SELECT snowflake_nextval_at('2025-06-01+00') FROM generate_series(1, 1000)", &[]) {
+            Ok(_) => continue,
+            Err(e) => break common::DbError::of(e.as_db_error().expect("a server error")),
+        }
+    };
+    assert_eq!(e.code, "08006", "{e:?}");
+    assert!(e.message.contains("registry"), "{e:?}");
+    let live: i64 = client.query_one("SELECT snowflake_nextval()", &[]).unwrap().get(0);
+    assert_eq!(worker_of(&live), 7);
 }
 
 /// `snowflake_convert(..., rekey_by => 'created_at')`: every old key becomes
@@ -397,7 +472,8 @@ fn a_worker_id_change_leaves_the_other_instants_open() {
     cluster.stop();
     cluster.append_conf(&["snowflake_id.worker_id = 14"]);
     cluster.start();
-    let ids = draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 250 * 86_400_000, DEFAULT_EPOCH_MS + 400 * 86_400_000]);
+    let ids =
+        draw_at(&mut cluster.connect(), &[DEFAULT_EPOCH_MS + 250 * 86_400_000, DEFAULT_EPOCH_MS + 400 * 86_400_000]);
     assert_eq!(split(ids[0], 10, 12).0, DEFAULT_EPOCH_MS + 250 * 86_400_000);
     assert_eq!(split(ids[1], 10, 12), (DEFAULT_EPOCH_MS + 400 * 86_400_000, 14, 3840));
 }
@@ -416,7 +492,8 @@ fn a_cancelled_wait_for_the_standbys_keeps_its_claim() {
     let mut c = cluster.connect();
     c.batch_execute("SET statement_timeout = '50ms'").unwrap();
     for _ in 0..40 {
-        let e = sql_error(&mut c, &format!("SELECT snowflake_nextval_at('epoch'::timestamptz + {at} * interval '1 ms')"));
+        let e =
+            sql_error(&mut c, &format!("SELECT snowflake_nextval_at('epoch'::timestamptz + {at} * interval '1 ms')"));
         assert_eq!(e.code, "57014", "{e:?}");
     }
     c.batch_execute("RESET statement_timeout").unwrap();

@@ -12,17 +12,20 @@ use std::cell::RefCell;
 
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::history::{
-    history_sequence, history_slots, Claimed, Grant, Next, Round, RoundError, StoredMap, MAX_COUNTED_MS,
+    history_sequence, history_slots, inherited, Claimed, Grant, Interval, Next, RecordedClaim, Round, RoundError,
+    StoredMap, MAX_COUNTED_MS,
 };
 use snowflake_id_core::{epoch, Layout, StoredLayout};
 
 use super::draw::{check_may_issue, generator_settings};
+use super::history_lease::{self, LeaseRef};
 use super::resume::stored_layout;
 use super::writer::query_keeps_going;
 use crate::mark::{history_file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::{check_for_interrupts, raise};
 use crate::refusal::{raise_core, raise_io};
+use crate::settings::names::REGISTRY;
 use crate::settings::registry;
 use crate::shmem;
 use crate::shmem::history::MAX_INTERVALS;
@@ -32,29 +35,30 @@ const NEXTVAL_AT: &str = "snowflake_nextval_at()";
 thread_local! {
     /// This backend's round, with the layout and worker id its grants are of.
     static ROUND: RefCell<Option<(StoredLayout, Round)>> = const { RefCell::new(None) };
-    /// A claim made durable here whose wait for the synchronous standbys
-    /// was cut short (statement_timeout, a cancel): the next call waits for
-    /// its record again and then uses it, rather than claiming anew each
-    /// time and spending slots a retry loop never gets to use.
-    static PENDING: RefCell<Option<(StoredLayout, Grant, u64)>> = const { RefCell::new(None) };
+    /// A claim made durable here whose registry raise or wait for the
+    /// synchronous standbys was cut short (an unreachable registry,
+    /// statement_timeout, a cancel): the next call finishes both and then
+    /// uses it, rather than claiming anew each time and spending slots a
+    /// retry loop never gets to use.
+    static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+/// A claim made durable here and not used yet.
+#[derive(Clone, Copy)]
+struct Pending {
+    key: StoredLayout,
+    grant: Grant,
+    /// Its WAL record, which the synchronous standbys must have first.
+    lsn: u64,
+    /// With a leased worker id: the lease it was claimed under, and the
+    /// claim to record in the registry.
+    registry: Option<(LeaseRef, Interval)>,
 }
 
 /// A new ID whose time is `unix_ms` (to the millisecond, or a later one when
 /// that millisecond's history slots are used up).
 pub fn nextval_at(unix_ms: i64) -> i64 {
     check_may_issue(NEXTVAL_AT);
-    if registry::used() {
-        raise(
-            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            "snowflake_id: snowflake_nextval_at() does not work with a worker id leased from a registry yet".into(),
-            Some(
-                "A leased worker id moves between servers, and the slots it used for past instants here would not \
-                 move with it."
-                    .into(),
-            ),
-            Some("Import on a server with a fixed snowflake_id.worker_id that no other server uses.".into()),
-        );
-    }
     let (layout, worker_id) = generator_settings();
     let slots = history_slots(&layout);
     if slots == 0 {
@@ -76,10 +80,10 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
             *cell = Some((key, Round::new()));
         }
         let Some((_, round)) = cell.as_mut() else { unreachable!("set above") };
-        if let Some((pending_key, grant, lsn)) = PENDING.with(|p| *p.borrow()) {
-            if pending_key == key {
-                wal::wait_for_sync_standbys(lsn, query_keeps_going);
-                round.granted(grant);
+        if let Some(pending) = PENDING.with(|p| *p.borrow()) {
+            if pending.key == key {
+                make_usable(&pending);
+                round.granted(pending.grant);
             }
             PENDING.with(|p| p.borrow_mut().take());
         }
@@ -161,17 +165,39 @@ fn checked_tick(layout: &Layout, unix_ms: i64) -> i64 {
 /// Claims up to `width` history slots of every millisecond of `span` (or of
 /// `at` alone when the span has none left) and makes the claim durable, or
 /// says up to which tick from `at` on nothing is left (at most `limit`).
+///
+/// With a leased worker id the map is first raised by the claims the
+/// registry recorded (once per lease: `inherited`), and the claim is
+/// recorded in the registry before it is used.
 fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
-    let (grant, lsn) = {
+    let lease = registry::used().then(|| history_lease::current(key.worker_id));
+    let mut fetched: Option<Vec<RecordedClaim>> = None;
+    let pending = loop {
         let mut shared = shmem::history::lock();
-        let mut map = if shared.loaded && shared.layout == key {
-            shared.map()
+        // `own`: the map is this key's as this server left it, every claim
+        // it made under the key in it (see `inherited`).
+        let (mut map, own) = if shared.loaded && shared.layout == key {
+            (shared.map(), true)
         } else if shared.loaded {
-            StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key)
+            (StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key), false)
         } else {
+            shared.applied = (-1, 0);
             let stored = history_file::read().unwrap_or_else(|e| history_file::raise_unreadable(e));
-            StoredMap::for_layout(stored.as_ref(), key)
+            let own = stored.as_ref().is_some_and(|s| s.layout == key);
+            (StoredMap::for_layout(stored.as_ref(), key), own)
         };
+        if let Some(l) = lease.filter(|l| shared.applied != (l.worker_id, l.epoch)) {
+            let Some(recorded) = &fetched else {
+                // Read the registry without holding the lock (a call may
+                // take seconds), then start over.
+                drop(shared);
+                fetched = Some(history_lease::recorded(l).unwrap_or_else(|lost| lost.raise()));
+                continue;
+            };
+            for i in inherited(own, l.epoch, recorded) {
+                map.raise(i.from, i.to, i.level);
+            }
+        }
         let attempt = map
             .claim(from, to, width, slots)
             .map(|g| (from, to, g))
@@ -185,10 +211,38 @@ fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: 
         history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
         let lsn = wal::log_history(&Claimed { layout: key, from, to, level: base + granted });
         shared.set(key, &map);
-        (Grant { from, to, base, width: granted }, lsn)
+        if let Some(l) = lease {
+            shared.applied = (l.worker_id, l.epoch);
+        }
+        let registry = lease.map(|l| (l, Interval { from, to, level: base + granted }));
+        break Pending { key, grant: Grant { from, to, base, width: granted }, lsn, registry };
     };
-    PENDING.with(|p| *p.borrow_mut() = Some((key, grant, lsn)));
-    wal::wait_for_sync_standbys(lsn, query_keeps_going);
+    PENDING.with(|p| *p.borrow_mut() = Some(pending));
+    make_usable(&pending);
     PENDING.with(|p| p.borrow_mut().take());
-    Ok(grant)
+    Ok(pending.grant)
+}
+
+/// What must happen before a claim is used: the registry records it (with a
+/// leased worker id), and the synchronous standbys have its record. Raises
+/// the error when the claim can never be used (the lease is gone), and
+/// forgets it then.
+fn make_usable(pending: &Pending) {
+    if let Some((lease, claim)) = pending.registry {
+        let forget = || PENDING.with(|p| p.borrow_mut().take());
+        if !registry::used() {
+            forget();
+            raise(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "snowflake_id: a past-instant claim made under a registry lease cannot be used any more".into(),
+                Some(format!("{REGISTRY} was emptied before the registry recorded it.")),
+                Some("Call snowflake_nextval_at() again.".into()),
+            );
+        }
+        if let Err(lost) = history_lease::record(lease, claim) {
+            forget();
+            lost.raise();
+        }
+    }
+    wal::wait_for_sync_standbys(pending.lsn, query_keeps_going);
 }

@@ -9,6 +9,7 @@
 pub mod advance;
 pub mod draw;
 pub mod history;
+pub mod history_lease;
 pub mod lease;
 pub mod resume;
 pub mod start;

@@ -22,6 +22,10 @@ pub struct HistoryShared {
     pub loaded: bool,
     pub layout: StoredLayout,
     pub floor: i64,
+    /// With a leased worker id: the lease (worker id, epoch) whose claims
+    /// recorded in the registry the map was raised by (worker id -1: none).
+    /// Cleared whenever the map is read from the file again.
+    pub applied: (i64, i64),
     pub len: usize,
     pub intervals: [Interval; MAX_INTERVALS],
 }
@@ -55,6 +59,7 @@ pub(super) fn init() {
             loaded: false,
             layout: StoredLayout { worker_bits: 0, sequence_bits: 0, epoch_ms: 0, worker_id: -1 },
             floor: 0,
+            applied: (-1, 0),
             len: 0,
             intervals: [Interval { from: 0, to: 0, level: 0 }; MAX_INTERVALS],
         }

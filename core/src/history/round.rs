@@ -242,7 +242,7 @@ mod tests {
             let slots = 8;
             let limit = 4000;
             let mut map = LevelMap::new();
-            let mut rounds = vec![Round::new(), Round::new(), Round::new()];
+            let mut rounds = [Round::new(), Round::new(), Round::new()];
             let mut seen = HashSet::new();
             for (r, tick, restart) in rows {
                 if restart == 0 {

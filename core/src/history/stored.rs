@@ -4,7 +4,8 @@
 //! a restart reads every claim any ID was issued under, and redo rewrites
 //! it, so a checkpoint past a claim's record loses nothing.
 
-use super::{Interval, LevelMap};
+use super::level_map::{Interval, LevelMap};
+use super::slots::history_slots;
 use crate::{Error, Layout, StoredLayout};
 
 pub const FILE_NAME: &str = "snowflake_id.history";
@@ -53,7 +54,7 @@ impl StoredMap {
             old.id_from_counter((last_tick << old.sequence_bits()) | old.max_sequence(), old.max_worker_id());
         let shift = new.worker_bits() + new.sequence_bits();
         let first_clear_tick = (largest_old_id >> shift).saturating_add(1);
-        let slots = super::history_slots(&new);
+        let slots = history_slots(&new);
         LevelMap::from_parts(0, vec![Interval { from: 0, to: first_clear_tick, level: slots }])
     }
 
