@@ -300,7 +300,7 @@ fn history_claims_are_recorded_for_the_holder_and_outlive_its_lease() {
     record_history(&mut c, &b, 100, 150, 3).unwrap();
     assert_eq!(
         history_of(&mut c, &b).unwrap(),
-        vec![(a.epoch, 100, 300, 2), (b.epoch, 100, 150, 3), (a.epoch, 500, 600, 1)]
+        vec![(b.epoch, 100, 150, 3), (a.epoch, 100, 300, 2), (a.epoch, 500, 600, 1)]
     );
     // Released: no more records under it either.
     assert!(release(&mut c, &b, 2_000));
