@@ -12,8 +12,8 @@ use std::cell::RefCell;
 
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::history::{
-    history_sequence, history_slots, inherited, Claimed, Grant, Interval, Next, RecordedClaim, Round, RoundError,
-    StoredMap, MAX_COUNTED_MS,
+    history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError, StoredMap,
+    MAX_COUNTED_MS,
 };
 use snowflake_id_core::{epoch, Layout, StoredLayout};
 
@@ -171,7 +171,9 @@ fn checked_tick(layout: &Layout, unix_ms: i64) -> i64 {
 /// recorded in the registry before it is used.
 fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
     let lease = registry::used().then(|| history_lease::current(key.worker_id));
-    let mut fetched: Option<Vec<RecordedClaim>> = None;
+    // The registry's claims as two maps, (earlier leases', everyone's),
+    // built outside the lock: a worker id may have thousands.
+    let mut fetched: Option<(LevelMap, LevelMap)> = None;
     let pending = loop {
         let mut shared = shmem::history::lock();
         // `own`: the map is this key's as this server left it, every claim
@@ -187,14 +189,20 @@ fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: 
             (StoredMap::for_layout(stored.as_ref(), key), own)
         };
         if let Some(l) = lease.filter(|l| shared.applied != (l.worker_id, l.epoch)) {
-            let Some(recorded) = &fetched else {
+            let Some((earlier, all)) = &fetched else {
                 // Read the registry without holding the lock (a call may
                 // take seconds), then start over.
                 drop(shared);
-                fetched = Some(history_lease::recorded(l).unwrap_or_else(|lost| lost.raise()));
+                let recorded = history_lease::recorded(l).unwrap_or_else(|lost| lost.raise());
+                let envelope = |own| {
+                    let mut m = LevelMap::envelope(inherited(own, l.epoch, &recorded));
+                    m.coarsen(MAX_INTERVALS);
+                    m
+                };
+                fetched = Some((envelope(true), envelope(false)));
                 continue;
             };
-            for i in inherited(own, l.epoch, recorded) {
+            for i in if own { earlier } else { all }.intervals() {
                 map.raise(i.from, i.to, i.level);
             }
         }

@@ -119,6 +119,42 @@ impl LevelMap {
         }
     }
 
+    /// The map of many claims at once (a registry's record of a worker
+    /// id): every millisecond at the highest level of the claims over it,
+    /// in O(n log n) where raising claim by claim would cost O(n^2).
+    pub fn envelope(claims: impl IntoIterator<Item = Interval>) -> LevelMap {
+        let mut edges: Vec<(i64, bool, i64)> = vec![];
+        for c in claims.into_iter().filter(|c| c.from < c.to && c.level > 0) {
+            edges.push((c.from, true, c.level));
+            edges.push((c.to, false, c.level));
+        }
+        edges.sort_unstable();
+        // The levels of the claims open at the sweep, with their counts.
+        let mut open = std::collections::BTreeMap::<i64, usize>::new();
+        let mut intervals: Vec<Interval> = vec![];
+        let mut at = i64::MIN;
+        for (tick, starts, level) in edges {
+            if let Some((&top, _)) = open.last_key_value() {
+                if tick > at {
+                    match intervals.last_mut() {
+                        Some(last) if last.to == at && last.level == top => last.to = tick,
+                        _ => intervals.push(Interval { from: at, to: tick, level: top }),
+                    }
+                }
+            }
+            at = tick;
+            if starts {
+                *open.entry(level).or_insert(0) += 1;
+            } else if let Some(n) = open.get_mut(&level) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&level);
+                }
+            }
+        }
+        LevelMap { floor: 0, intervals }
+    }
+
     /// Sets `[from, to)` to `level`, splitting what overlaps it.
     fn set(&mut self, from: i64, to: i64, level: i64) {
         let mut next = Vec::with_capacity(self.intervals.len() + 2);
@@ -194,6 +230,26 @@ mod tests {
     }
 
     proptest! {
+        /// The envelope of many claims is the map raised by each in turn.
+        #[test]
+        fn the_envelope_is_every_claim_raised_in_turn(
+            claims in prop::collection::vec((0i64..64, 1i64..24, 1i64..6), 0..40),
+        ) {
+            let claims: Vec<Interval> =
+                claims.into_iter().map(|(from, len, level)| Interval { from, to: from + len, level }).collect();
+            let mut raised = LevelMap::new();
+            for c in &claims {
+                raised.raise(c.from, c.to, c.level);
+            }
+            let envelope = LevelMap::envelope(claims);
+            for t in -1..90 {
+                prop_assert_eq!(envelope.level_over(t, t + 1), raised.level_over(t, t + 1), "ms {}", t);
+            }
+            for w in envelope.intervals().windows(2) {
+                prop_assert!(w[0].to <= w[1].from);
+            }
+        }
+
         /// Any sequence of claims, replays of them elsewhere and
         /// coarsenings: no (millisecond, slot) is owned by two claims, no
         /// claim owns a slot past the last, and a map that replays every
