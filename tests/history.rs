@@ -125,7 +125,7 @@ fn past_instant_ids_stay_unique_across_sessions_kill_9_and_a_failover() {
     standby.promote();
     ledger.push(draw_at(&mut standby.connect(), &instants));
     let n = assert_no_duplicates(&ledger);
-    assert_eq!(n, 5 * instants.len());
+    assert_eq!(n, 5 * instants.len() + 1);
 }
 
 /// Claims made since the last checkpoint come back from WAL alone: redo
@@ -239,6 +239,16 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
     ledger.extend([from_a, from_b]);
     let recorded = registry.query_i64("SELECT count(*) FROM snowflake_registry_history WHERE worker_id = 7");
     assert!(recorded > 0, "the registry did not hear of a's claims");
+    // A session that imported and stays open keeps no registry connection
+    // (idle importers would fill the registry's max_connections, and nodes
+    // could then not renew their leases).
+    let mut idle = a.connect();
+    ledger.push(draw_at(&mut idle, &[base - 1_000]));
+    let kept = registry.query_i64(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'snowflake_id % (past-instant IDs)'",
+    );
+    assert_eq!(kept, 0, "importing sessions keep registry connections open");
+    drop(idle);
 
     // A clean stop releases 7; b, restarted on 7, back-fills the same instants.
     a.stop();
@@ -265,7 +275,7 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
     a.start();
     ledger.push(draw_at_when_leased(&a, &instants));
     let n = assert_no_duplicates(&ledger);
-    assert_eq!(n, 5 * instants.len());
+    assert_eq!(n, 5 * instants.len() + 1);
 
     // An unreachable registry stops past-instant IDs (once the claims made
     // run out), not live ones.
@@ -281,6 +291,55 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
     assert!(e.message.contains("registry"), "{e:?}");
     let live: i64 = client.query_one("SELECT snowflake_nextval()", &[]).unwrap().get(0);
     assert_eq!(worker_of(&live), 7);
+}
+
+/// A restart resumes its lease without asking the registry, with whatever
+/// history file it finds: one older than the lease's last claim (a backup
+/// restored, a disk snapshot) must not make that claim's slots look free.
+/// The registry's record of the lease's own claims covers it.
+#[test]
+fn a_history_file_older_than_the_leases_claims_does_not_repeat_ids() {
+    let registry = Cluster::registry();
+    let mut a =
+        Cluster::leased_node(&registry, "a", &["snowflake_id.registry_lease = '3s'", "snowflake_id.worker_id = 7"]);
+    let at = DEFAULT_EPOCH_MS + 100 * 86_400_000;
+    let first = draw_at_when_leased(&a, &[at]);
+    let file = a.data().join("snowflake_id.history");
+    let backup = std::fs::read(&file).unwrap();
+    // A new session claims anew, one level up.
+    let second = draw_at_when_leased(&a, &[at]);
+    let epoch = registry.query_i64("SELECT lease_epoch FROM snowflake_registry_leases WHERE worker_id = 7");
+    a.sql("CHECKPOINT");
+    a.crash();
+    std::fs::write(&file, backup).unwrap();
+    a.start();
+    let third = draw_at_when_leased(&a, &[at]);
+    let resumed = registry.query_i64("SELECT lease_epoch FROM snowflake_registry_leases WHERE worker_id = 7");
+    assert_eq!(resumed, epoch, "the restart resumed its lease");
+    assert_no_duplicates(&[first, second, third]);
+}
+
+/// A millisecond filled by another session just ahead of an import in time
+/// order shrinks the import's claims to the room before it, rather than
+/// making every later row a claim of its own (each a file write, a WAL
+/// flush and a standby wait).
+#[test]
+fn a_full_millisecond_ahead_of_an_import_does_not_make_a_claim_per_row() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
+    let x = DEFAULT_EPOCH_MS + 100 * 86_400_000;
+    let claims = || {
+        let lines = std::fs::read_to_string(cluster.data().join("snowflake_id.history")).unwrap_or_default();
+        lines.lines().filter(|l| l.starts_with("interval=")).count()
+    };
+    // 400 rows at x fill [x, x + 2 ms) and more.
+    draw_at(&mut cluster.connect(), &[x; 400]);
+    let before = claims();
+    // 1,500 rows one second apart, in time order, up to a second before x.
+    let rows: Vec<i64> = (0..1500).map(|i| x - 1_501_000 + i * 1000).collect();
+    let ids = draw_at(&mut cluster.connect(), &rows);
+    assert_eq!(ids.iter().map(|&id| split(id, 10, 12).0).collect::<Vec<_>>(), rows);
+    let made = claims().saturating_sub(before);
+    assert!(made < 60, "{made} new intervals for 1,500 rows");
 }
 
 /// `snowflake_convert(..., rekey_by => 'created_at')`: every old key becomes

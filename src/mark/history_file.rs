@@ -9,7 +9,7 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::history::{history_slots, Claimed, LevelMap, StoredMap, FILE_NAME};
 
 use super::file::{self, WriteError};
-use crate::refusal::{io_refusal, raise_io};
+use crate::refusal::raise_io;
 use crate::shmem;
 use crate::shmem::history::MAX_INTERVALS;
 
@@ -43,8 +43,11 @@ pub fn replay(claimed: &Claimed) {
             pgrx::ereport!(
                 PgLogLevel::WARNING,
                 PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-                format!("snowflake_id: {e}; taking every history slot of worker id {} as used", claimed.layout.worker_id),
-                "snowflake_nextval_at() refuses on this server until the file is restored from a backup of the data directory."
+                format!(
+                    "snowflake_id: {e}; taking every history slot of worker id {} as used",
+                    claimed.layout.worker_id
+                ),
+                RESTORE_HINT
             );
             (None, LevelMap::from_parts(history_slots(&claimed.layout.layout()), vec![]))
         }
@@ -58,7 +61,20 @@ pub fn replay(claimed: &Claimed) {
     shared.loaded = false;
 }
 
-/// The ERROR for a history file that cannot be used.
+/// What to do about a damaged or lost history file. Not "restore any
+/// backup": a copy older than the last claim makes its slots look free
+/// (helper-16's review).
+const RESTORE_HINT: &str = "Past-instant IDs of this worker id are refused until the file is replaced by a copy made \
+     after the last snowflake_nextval_at() call (an older copy lets used history slots be used again); with a worker \
+     id leased from a registry, remove the file instead: the registry's record of the claims takes its place.";
+
+/// The ERROR for a history file that cannot be used. Live IDs are not
+/// affected: they never take a history slot.
 pub fn raise_unreadable(e: String) -> ! {
-    io_refusal(e).raise()
+    crate::pg::report::raise(
+        PgSqlErrorCode::ERRCODE_IO_ERROR,
+        format!("snowflake_id: {e}"),
+        Some("snowflake_nextval() is not affected.".into()),
+        Some(RESTORE_HINT.into()),
+    )
 }

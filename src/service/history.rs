@@ -171,45 +171,40 @@ fn checked_tick(layout: &Layout, unix_ms: i64) -> i64 {
 /// recorded in the registry before it is used.
 fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
     let lease = registry::used().then(|| history_lease::current(key.worker_id));
-    // The registry's claims as two maps, (earlier leases', everyone's),
-    // built outside the lock: a worker id may have thousands.
-    let mut fetched: Option<(LevelMap, LevelMap)> = None;
+    // The registry's claims as one map, built outside the lock: a worker id
+    // may have thousands.
+    let mut fetched: Option<LevelMap> = None;
     let pending = loop {
         let mut shared = shmem::history::lock();
-        // `own`: the map is this key's as this server left it, every claim
-        // it made under the key in it (see `inherited`).
-        let (mut map, own) = if shared.loaded && shared.layout == key {
-            (shared.map(), true)
+        let mut map = if shared.loaded && shared.layout == key {
+            shared.map()
         } else if shared.loaded {
-            (StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key), false)
+            StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key)
         } else {
             shared.applied = (-1, 0);
             let stored = history_file::read().unwrap_or_else(|e| history_file::raise_unreadable(e));
-            let own = stored.as_ref().is_some_and(|s| s.layout == key);
-            (StoredMap::for_layout(stored.as_ref(), key), own)
+            StoredMap::for_layout(stored.as_ref(), key)
         };
         if let Some(l) = lease.filter(|l| shared.applied != (l.worker_id, l.epoch)) {
-            let Some((earlier, all)) = &fetched else {
+            let Some(recorded) = &fetched else {
                 // Read the registry without holding the lock (a call may
                 // take seconds), then start over.
                 drop(shared);
-                let recorded = history_lease::recorded(l).unwrap_or_else(|lost| lost.raise());
-                let envelope = |own| {
-                    let mut m = LevelMap::envelope(inherited(own, l.epoch, &recorded));
-                    m.coarsen(MAX_INTERVALS);
-                    m
-                };
-                fetched = Some((envelope(true), envelope(false)));
+                let claims = history_lease::recorded(l).unwrap_or_else(|lost| lost.raise());
+                let mut envelope = LevelMap::envelope(inherited(&claims));
+                envelope.coarsen(MAX_INTERVALS);
+                fetched = Some(envelope);
                 continue;
             };
-            for i in if own { earlier } else { all }.intervals() {
+            for i in recorded.intervals() {
                 map.raise(i.from, i.to, i.level);
             }
         }
-        let attempt = map
-            .claim(from, to, width, slots)
-            .map(|g| (from, to, g))
-            .or_else(|_| map.claim(at, at + 1, width, slots).map(|g| (at, at + 1, g)));
+        let attempt = map.claim(from, to, width, slots).map(|g| (from, to, g)).or_else(|_| {
+            // A full millisecond in the span: the room around `at` only.
+            let (a, b) = map.room_around(at, from, to, slots).unwrap_or((at, at + 1));
+            map.claim(a, b, width, slots).map(|g| (a, b, g))
+        });
         let Ok((from, to, (base, granted))) = attempt else {
             return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
         };

@@ -1,11 +1,10 @@
 //! Past-instant IDs under a worker id leased from a registry: a backend that
 //! claims history slots tells the registry, committed, before it uses them
 //! (the rule is the core's `history::leased`). Claims are rare (a few dozen
-//! per import), so the backend calls the registry itself over its own libpq
-//! connection, kept for the session, rather than through the mark keeper:
-//! the wait is then the query's own, and a cancel ends it.
+//! per import), so the backend calls the registry itself, over a libpq
+//! connection of its own for each call, rather than through the mark
+//! keeper: the wait is then the query's own, and a cancel ends it.
 
-use std::cell::RefCell;
 use std::time::Duration;
 
 use pgrx::PgSqlErrorCode;
@@ -27,12 +26,6 @@ pub struct LeaseRef {
     pub worker_id: i64,
     pub epoch: i64,
     pub token: i64,
-}
-
-thread_local! {
-    /// This backend's connection to the registry, and the connection string
-    /// it was opened with (a reload may move the registry).
-    static CONNECTION: RefCell<Option<(String, Connection)>> = const { RefCell::new(None) };
 }
 
 /// The lease in force on `worker_id`, or the error for a claim without one.
@@ -138,25 +131,16 @@ fn call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>
     }
 }
 
+/// A connection per call, closed after it: claims are rare (a few dozen per
+/// import), and a connection kept by every session that ever imported would
+/// fill the registry's max_connections, and then nodes could not renew or
+/// acquire their leases (live IDs stop). Found by helper-16's review.
 fn try_call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>, Failure> {
     let conninfo = conninfo().ok_or_else(|| Failure::Unreachable(format!("{REGISTRY} is empty")))?;
-    // Out of the cell while in use: a cancel raises an ERROR mid-call, and
-    // the connection, in an unknown state, is then dropped with the unwind.
-    let kept = CONNECTION.with(|c| c.borrow_mut().take()).filter(|(c, _)| *c == conninfo);
-    let mut connection = match kept {
-        Some((_, connection)) => connection,
-        None => {
-            let name = format!("snowflake_id {} (past-instant IDs)", node_name());
-            let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, query_keeps_going)?;
-            // A raise the registry could lose in a crash would let the next
-            // holder reuse slots this one used.
-            connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, query_keeps_going)?;
-            connection
-        }
-    };
-    let result = connection.query(sql, params, CALL_TIMEOUT, query_keeps_going);
-    if !matches!(result, Err(Failure::Unreachable(_))) {
-        CONNECTION.with(|c| *c.borrow_mut() = Some((conninfo, connection)));
-    }
-    result
+    let name = format!("snowflake_id {} (past-instant IDs)", node_name());
+    let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, query_keeps_going)?;
+    // A record the registry could lose in a crash would let the next holder
+    // reuse slots this one used.
+    connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, query_keeps_going)?;
+    connection.query(sql, params, CALL_TIMEOUT, query_keeps_going)
 }

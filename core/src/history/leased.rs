@@ -20,15 +20,16 @@ pub struct RecordedClaim {
 }
 
 /// The claims a holder's map must be raised by before its first claim
-/// under the lease of `epoch`.
+/// under a lease: every one recorded, its own lease's included.
 ///
-/// Those of earlier leases when the map is this worker id's own, read from
-/// this server's file: the file holds every claim this server made under
-/// the lease (it is written before the registry hears of a claim). All of
-/// them otherwise (no file, a lost one, another worker id's map): the
-/// server's own claims under this lease are not known either.
-pub fn inherited(map_is_this_worker_ids: bool, epoch: i64, recorded: &[RecordedClaim]) -> Vec<Interval> {
-    recorded.iter().filter(|c| !map_is_this_worker_ids || c.lease_epoch < epoch).map(|c| c.interval).collect()
+/// Not only those of earlier leases, even when the map is this worker id's
+/// own: a restart resumes the same lease without asking the registry, with
+/// whatever history file it finds, and that file may be older than the
+/// lease's claims (restored from a backup, a snapshot of the disk). Raising
+/// an intact map by claims already in it changes nothing, so the rule costs
+/// no slot.
+pub fn inherited(recorded: &[RecordedClaim]) -> impl Iterator<Item = Interval> + '_ {
+    recorded.iter().map(|c| c.interval)
 }
 
 #[cfg(test)]
@@ -38,13 +39,14 @@ mod tests {
     //! after the lease was lost), crashes and lost files. No slot of any
     //! millisecond may be owned twice.
     use super::*;
+    use crate::history::Interval;
     use crate::history::LevelMap;
     use proptest::prelude::*;
     use std::collections::HashMap;
 
     const SLOTS: i64 = 12;
     const WORKERS: i64 = 2;
-    const SERVERS: usize = 3;
+    const SERVERS: usize = 2;
 
     #[derive(Debug, Clone)]
     enum Event {
@@ -62,21 +64,23 @@ mod tests {
         Crash(usize),
         /// A restart without the history file (a careless pg_upgrade).
         LoseFile(usize),
+        /// A copy of the server's history file is put aside (a backup).
+        Backup(usize),
+        /// A restart with the file put aside, older than the lease's claims.
+        RestoreBackup(usize),
     }
 
     fn event() -> impl Strategy<Value = Event> {
+        let server = 0..SERVERS;
         prop_oneof![
-            (0..SERVERS, 0..WORKERS).prop_map(|(s, w)| Event::Acquire(s, w)),
-            (0..SERVERS, 0..20i64, 1..6i64, 1..4i64).prop_map(|(server, from, len, width)| Event::Claim {
-                server,
-                from,
-                len,
-                width
-            }),
-            (0..SERVERS).prop_map(Event::Raise),
-            (0..SERVERS).prop_map(Event::Raise),
-            (0..SERVERS).prop_map(Event::Crash),
-            (0..SERVERS).prop_map(Event::LoseFile),
+            1 => (server.clone(), 0..WORKERS).prop_map(|(s, w)| Event::Acquire(s, w)),
+            4 => (server.clone(), 0..20i64, 1..6i64, 1..4i64)
+                .prop_map(|(server, from, len, width)| Event::Claim { server, from, len, width }),
+            4 => server.clone().prop_map(Event::Raise),
+            1 => server.clone().prop_map(Event::Crash),
+            1 => server.clone().prop_map(Event::LoseFile),
+            1 => server.clone().prop_map(Event::Backup),
+            1 => server.prop_map(Event::RestoreBackup),
         ]
     }
 
@@ -86,6 +90,9 @@ mod tests {
         Kept,
         /// Never raise the map by the registry's claims.
         NoFloor,
+        /// Only earlier leases' claims when the file is this worker id's
+        /// (0e4f5bc's rule: a file restored from a backup repeats IDs).
+        EarlierWhenOwn,
         /// Only earlier leases' claims, also without this worker id's file.
         EarlierOnly,
     }
@@ -121,6 +128,7 @@ mod tests {
         file: Option<(i64, LevelMap)>,
         memory: Option<Memory>,
         pending: Option<Pending>,
+        backup: Option<(i64, LevelMap)>,
     }
 
     fn run(events: &[Event], rule: Rule) -> Result<(), String> {
@@ -151,10 +159,12 @@ mod tests {
                     let own = memory.worker == w && s.file.as_ref().is_some_and(|(k, _)| *k == w);
                     memory.worker = w;
                     if memory.applied != Some((w, epoch)) {
-                        let raise_by = match rule {
-                            Rule::Kept => inherited(own, epoch, &row.claims),
+                        let earlier = row.claims.iter().filter(|c| c.lease_epoch < epoch).map(|c| c.interval);
+                        let raise_by: Vec<Interval> = match rule {
+                            Rule::Kept => inherited(&row.claims).collect(),
                             Rule::NoFloor => vec![],
-                            Rule::EarlierOnly => inherited(true, epoch, &row.claims),
+                            Rule::EarlierWhenOwn if !own => inherited(&row.claims).collect(),
+                            Rule::EarlierWhenOwn | Rule::EarlierOnly => earlier.collect(),
                         };
                         for i in raise_by {
                             memory.map.raise(i.from, i.to, i.level);
@@ -190,7 +200,13 @@ mod tests {
                     servers[s].pending = None;
                 }
                 Event::LoseFile(s) => {
-                    servers[s] = Server { lease: servers[s].lease, ..Server::default() };
+                    servers[s] =
+                        Server { lease: servers[s].lease, backup: servers[s].backup.clone(), ..Server::default() };
+                }
+                Event::Backup(s) => servers[s].backup = servers[s].file.clone(),
+                Event::RestoreBackup(s) => {
+                    let (lease, backup) = (servers[s].lease, servers[s].backup.clone());
+                    servers[s] = Server { lease, file: backup.clone(), backup, ..Server::default() };
                 }
             }
         }
@@ -219,5 +235,12 @@ mod tests {
         let lost_file = [Acquire(0, 0), claim(0), Raise(0), LoseFile(0), claim(0), Raise(0)];
         assert_eq!(run(&lost_file, Rule::Kept), Ok(()));
         assert!(run(&lost_file, Rule::EarlierOnly).is_err());
+        // A file restored from a backup older than the lease's last claim
+        // (helper-16's review of 0e4f5bc): the file is this worker id's own,
+        // but not all of the lease's claims are in it.
+        let restored =
+            [Acquire(0, 0), claim(0), Raise(0), Backup(0), claim(0), Raise(0), RestoreBackup(0), claim(0), Raise(0)];
+        assert_eq!(run(&restored, Rule::Kept), Ok(()));
+        assert!(run(&restored, Rule::EarlierWhenOwn).is_err());
     }
 }

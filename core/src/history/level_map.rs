@@ -76,6 +76,28 @@ impl LevelMap {
         (self.floor < slots).then_some(t)
     }
 
+    /// The widest part of `[from, to)` around `at` whose every millisecond
+    /// has a slot left below `slots`, if `at` has one: what a claim spanning
+    /// a full millisecond shrinks to, rather than to `at` alone (which made
+    /// every later row up to the full millisecond a claim of its own).
+    pub fn room_around(&self, at: i64, from: i64, to: i64, slots: i64) -> Option<(i64, i64)> {
+        if !(from <= at && at < to) || self.level_over(at, at + 1) >= slots {
+            return None;
+        }
+        if self.floor >= slots {
+            return Some((at, at + 1)); // only named intervals may have room
+        }
+        let (mut a, mut b) = (from, to);
+        for i in self.intervals.iter().filter(|i| i.level >= slots && i.from < to && from < i.to) {
+            if i.to <= at {
+                a = a.max(i.to);
+            } else {
+                b = b.min(i.from);
+            }
+        }
+        Some((a, b))
+    }
+
     /// Claims up to `width` slots of every millisecond in `[from, to)`: the
     /// base is the highest level over the interval, the width granted is
     /// what fits below `slots`, and the whole interval is raised to
@@ -230,6 +252,31 @@ mod tests {
     }
 
     proptest! {
+        /// The room around a millisecond is all below `slots`, holds it, and
+        /// cannot grow within the span.
+        #[test]
+        fn the_room_around_a_millisecond_is_the_widest_with_a_slot_left(
+            claims in prop::collection::vec((0i64..64, 1i64..24, 1i64..6), 0..30),
+            at in 0i64..80, before in 0i64..40, after in 1i64..40,
+        ) {
+            let slots = 4;
+            let mut map = LevelMap::new();
+            for (from, len, level) in claims {
+                map.raise(from, from + len, level);
+            }
+            let (from, to) = (at - before, at + after);
+            let full = |t: i64| map.level_over(t, t + 1) >= slots;
+            match map.room_around(at, from, to, slots) {
+                None => prop_assert!(full(at)),
+                Some((a, b)) => {
+                    prop_assert!(from <= a && a <= at && at < b && b <= to);
+                    prop_assert!((a..b).all(|t| !full(t)));
+                    prop_assert!(a == from || full(a - 1));
+                    prop_assert!(b == to || full(b));
+                }
+            }
+        }
+
         /// The envelope of many claims is the map raised by each in turn.
         #[test]
         fn the_envelope_is_every_claim_raised_in_turn(
