@@ -846,3 +846,13 @@ fn two_workers_on_one_static_worker_id_repeat_ids_and_nothing_notices() {
     let shared = named.into_iter().map(|n| (n, "worker id 2 shared".to_string())).collect::<Vec<_>>();
     assert_eq!(outcome.citus.cluster_problems(), shared);
 }
+
+/// The queries these tests run are the ones the README and docs/citus.md give.
+#[test]
+fn the_docs_give_the_checks_these_tests_run() {
+    let readme = include_str!("../README.md");
+    let citus_md = include_str!("../docs/citus.md");
+    assert!(readme.contains(README_CHECK), "README.md lacks:\n{README_CHECK}");
+    assert!(citus_md.contains(CLUSTER_CHECK.trim()), "docs/citus.md lacks:\n{CLUSTER_CHECK}");
+    assert!(citus_md.contains(CLUSTER_PROBLEMS.trim()), "docs/citus.md lacks:\n{CLUSTER_PROBLEMS}");
+}
