@@ -299,10 +299,12 @@ COMMENT ON TABLE snowflake_registry_history IS
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
 
 -- Fails with SFL01 unless the caller holds the lease, as a renewal does.
+-- Called by the two functions below, as their owner: not SECURITY DEFINER
+-- itself, and not granted to anyone.
 CREATE FUNCTION snowflake_registry_check_holder(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS void
-    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
 AS $holder$
 DECLARE
