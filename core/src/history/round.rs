@@ -50,6 +50,18 @@ pub enum RoundError {
 /// import over two years to about a thousand claims.
 const FIRST_SPAN_MS: i64 = 1 << 10;
 const MAX_SPAN_MS: i64 = 1 << 26;
+/// Past that, a round that has issued many rows (an import) may claim up to
+/// 2^16 ms (about a minute) per row it has issued, up to about 50 days. A
+/// session of a thousand rows or fewer claims as above. An import of a
+/// million rows over two years in time order makes about 50 claims instead
+/// of 1,500 (each waits for two fsyncs and a WAL flush: a few milliseconds,
+/// far more on a busy disk); in random order about 1,000 instead of 1,350
+/// (its first thousand rows, scattered, leave a thousand gaps, and a claim
+/// never spans a grant of its own round). The price: an import's last claims
+/// may raise the level by one up to 25 days past its rows (19-hour spans
+/// reached 9 hours past them).
+const MS_PER_ISSUED_ROW: i64 = 1 << 16;
+const MAX_BULK_SPAN_MS: i64 = 1 << 32;
 /// Dense claims (a millisecond with more rows than the grants over it
 /// hold) run forward from the row, 1 ms at first, doubling to about a second.
 const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
@@ -74,6 +86,10 @@ pub struct Round {
     spilled: HashMap<i64, i64>,
     span: i64,
     dense_span: i64,
+    /// Rows issued in this round.
+    issued: i64,
+    /// How long the last sparse claim asked for was.
+    asked: i64,
 }
 
 impl Round {
@@ -111,6 +127,7 @@ impl Round {
             for g in over.iter().map(|&i| &self.grants[i]) {
                 if k < g.width {
                     self.used.insert(at, n + 1);
+                    self.issued += 1;
                     if at != tick {
                         self.spilled.insert(tick, at);
                         for p in passed {
@@ -134,6 +151,7 @@ impl Round {
             }
             if !covered {
                 let (from, to) = self.gap_around(at, limit);
+                self.asked = to - from;
                 return Ok(Next::Claim { from, to, at, width: sparse_width });
             }
             // As many again as this millisecond has had: the grants double.
@@ -148,10 +166,15 @@ impl Round {
     fn gap_around(&self, at: i64, limit: i64) -> (i64, i64) {
         let below = self.grants.iter().map(|g| g.to).filter(|&to| to <= at).max().unwrap_or(0);
         let above = self.grants.iter().map(|g| g.from).filter(|&from| from > at).min().unwrap_or(limit);
-        let half = self.span / 2;
+        let half = self.reach() / 2;
         let from = at.saturating_sub(half).max(below).max(0);
         let to = at.saturating_add(half).max(at + 1).min(above).min(limit);
         (from, to)
+    }
+
+    /// How long a sparse claim may be now.
+    fn reach(&self) -> i64 {
+        self.span.min(MAX_SPAN_MS.max(self.issued.saturating_mul(MS_PER_ISSUED_ROW)))
     }
 
     /// A claim the level map granted.
@@ -159,8 +182,15 @@ impl Round {
         let dense = self.grants.iter().any(|g| g.from <= grant.from && grant.from < g.to);
         if dense {
             self.dense_span = (self.dense_span * 2).min(MAX_DENSE_SPAN_MS);
+        } else if grant.to - grant.from < self.asked {
+            // The map had no room over the whole span (a millisecond in it
+            // is full) and granted the row's millisecond alone. Half as long
+            // next time: at full length every row within half a span of that
+            // millisecond would claim its own millisecond, each claim
+            // waiting for its fsyncs.
+            self.span = (self.reach() / 2).max(FIRST_SPAN_MS);
         } else {
-            self.span = (self.span * 2).min(MAX_SPAN_MS);
+            self.span = (self.span * 2).min(MAX_BULK_SPAN_MS);
         }
         self.grants.push(grant);
     }
@@ -319,6 +349,47 @@ mod tests {
             draw(&mut round, &mut map, 1 << 30, 1 << 40, 256).unwrap();
         }
         assert!(round.grants.len() < 40, "{} claims", round.grants.len());
+    }
+
+    /// An import in time order over months claims ever longer spans as it
+    /// goes: a few dozen claims, not one per 9 hours of its range.
+    #[test]
+    fn a_long_import_in_time_order_makes_few_claims() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        let mut seen = HashSet::new();
+        for g in 0..200_000i64 {
+            let tick = 1_000_000 + g * 51_840;
+            let (t, s) = draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
+            assert!(t == tick && seen.insert((t, s)), "row {g}: ({t}, {s})");
+        }
+        assert!(round.grants.len() < 40, "{} claims", round.grants.len());
+    }
+
+    /// A session of a thousand rows (a connection pool's, touching random
+    /// instants) claims at most about 19 hours at once, as before imports
+    /// could claim more.
+    #[test]
+    fn a_short_session_claims_at_most_19_hours_at_once() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        for g in 1..=1000i64 {
+            draw(&mut round, &mut map, (g * 2_654_435_761) % 51_840_000_000, 1 << 40, 256).unwrap();
+        }
+        let widest = round.grants.iter().map(|g| g.to - g.from).max().unwrap_or(0);
+        assert!(widest <= MAX_SPAN_MS, "a claim of {widest} ms");
+    }
+
+    /// A full millisecond in the middle of an import's range: the claims
+    /// that meet it get the row's millisecond alone, and the round claims
+    /// shorter spans around it rather than one millisecond per row.
+    #[test]
+    fn a_full_millisecond_costs_an_import_in_time_order_few_claims() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        let full = 10_000 * 51_840 + 7;
+        map.claim(full, full + 1, 256, 256).unwrap();
+        for g in 0..20_000i64 {
+            draw(&mut round, &mut map, 1 + g * 51_840, 1 << 40, 256).unwrap();
+        }
+        assert!(round.grants.len() < 100, "{} claims", round.grants.len());
     }
 
     #[test]
