@@ -10,6 +10,7 @@
 //! import makes a few dozen durable writes, not one per row.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
 /// level map granted them.
@@ -49,6 +50,18 @@ pub enum RoundError {
 /// import over two years to about a thousand claims.
 const FIRST_SPAN_MS: i64 = 1 << 10;
 const MAX_SPAN_MS: i64 = 1 << 26;
+/// Past that, a round that has issued many rows (an import) may claim up to
+/// 2^16 ms (about a minute) per row it has issued, up to about 50 days. A
+/// session of a thousand rows or fewer claims as above. An import of a
+/// million rows over two years in time order makes about 50 claims instead
+/// of 1,500 (each waits for two fsyncs and a WAL flush: a few milliseconds,
+/// far more on a busy disk); in random order about 1,000 instead of 1,350
+/// (its first thousand rows, scattered, leave a thousand gaps, and a claim
+/// never spans a grant of its own round). The price: an import's last claims
+/// may raise the level by one up to 25 days past its rows (19-hour spans
+/// reached 9 hours past them).
+const MS_PER_ISSUED_ROW: i64 = 1 << 16;
+const MAX_BULK_SPAN_MS: i64 = 1 << 32;
 /// Dense claims (a millisecond with more rows than the grants over it
 /// hold) run forward from the row, 1 ms at first, doubling to about a second.
 const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
@@ -59,8 +72,11 @@ pub const MAX_COUNTED_MS: usize = 1 << 20;
 #[derive(Debug, Default)]
 pub struct Round {
     grants: Vec<Grant>,
+    /// Which grants lie over which milliseconds, for `grants` as they were
+    /// when it was built.
+    cover: Cover,
     /// Rows issued at each millisecond in this round.
-    used: HashMap<i64, i64>,
+    used: HashMap<i64, i64, BuildHasherDefault<TickHasher>>,
     /// Runs of milliseconds `[from, to)` at which the level map had
     /// nothing more, by their first.
     full: BTreeMap<i64, i64>,
@@ -70,6 +86,10 @@ pub struct Round {
     spilled: HashMap<i64, i64>,
     span: i64,
     dense_span: i64,
+    /// Rows issued in this round.
+    issued: i64,
+    /// How long the last sparse claim asked for was.
+    asked: i64,
 }
 
 impl Round {
@@ -99,11 +119,15 @@ impl Round {
             }
             let n = self.used.get(&at).copied().unwrap_or(0);
             let mut k = n;
-            let mut covered = false;
-            for g in self.grants.iter().filter(|g| g.from <= at && at < g.to) {
-                covered = true;
+            if self.cover.grants != self.grants.len() {
+                self.cover = Cover::of(&self.grants);
+            }
+            let over = self.cover.over(at);
+            let covered = !over.is_empty();
+            for g in over.iter().map(|&i| &self.grants[i]) {
                 if k < g.width {
                     self.used.insert(at, n + 1);
+                    self.issued += 1;
                     if at != tick {
                         self.spilled.insert(tick, at);
                         for p in passed {
@@ -127,6 +151,7 @@ impl Round {
             }
             if !covered {
                 let (from, to) = self.gap_around(at, limit);
+                self.asked = to - from;
                 return Ok(Next::Claim { from, to, at, width: sparse_width });
             }
             // As many again as this millisecond has had: the grants double.
@@ -141,10 +166,15 @@ impl Round {
     fn gap_around(&self, at: i64, limit: i64) -> (i64, i64) {
         let below = self.grants.iter().map(|g| g.to).filter(|&to| to <= at).max().unwrap_or(0);
         let above = self.grants.iter().map(|g| g.from).filter(|&from| from > at).min().unwrap_or(limit);
-        let half = self.span / 2;
+        let half = self.reach() / 2;
         let from = at.saturating_sub(half).max(below).max(0);
         let to = at.saturating_add(half).max(at + 1).min(above).min(limit);
         (from, to)
+    }
+
+    /// How long a sparse claim may be now.
+    fn reach(&self) -> i64 {
+        self.span.min(MAX_SPAN_MS.max(self.issued.saturating_mul(MS_PER_ISSUED_ROW)))
     }
 
     /// A claim the level map granted.
@@ -152,8 +182,15 @@ impl Round {
         let dense = self.grants.iter().any(|g| g.from <= grant.from && grant.from < g.to);
         if dense {
             self.dense_span = (self.dense_span * 2).min(MAX_DENSE_SPAN_MS);
+        } else if grant.to - grant.from < self.asked {
+            // The map had no room over the whole span (a millisecond in it
+            // is full) and granted the row's millisecond alone. Half as long
+            // next time: at full length every row within half a span of that
+            // millisecond would claim its own millisecond, each claim
+            // waiting for its fsyncs.
+            self.span = (self.reach() / 2).max(FIRST_SPAN_MS);
         } else {
-            self.span = (self.span * 2).min(MAX_SPAN_MS);
+            self.span = (self.span * 2).min(MAX_BULK_SPAN_MS);
         }
         self.grants.push(grant);
     }
@@ -166,6 +203,98 @@ impl Round {
     pub fn full_until(&mut self, at: i64, until: i64) {
         self.full.insert(at, until.max(at + 1));
     }
+}
+
+/// Which grants lie over which milliseconds. The ends of the grants, sorted,
+/// cut time into runs over which the same grants lie; a row finds its run by
+/// a binary search. Scanning every grant for every row cost a random-order
+/// import (a thousand grants) more than everything else it does per row.
+/// Rebuilt when a grant was added since (once per claim, a few hundred to a
+/// thousand a round).
+#[derive(Debug, Default)]
+struct Cover {
+    /// How many of the round's grants it was built from.
+    grants: usize,
+    /// Run `k` is `[points[k], points[k + 1])`.
+    points: Vec<i64>,
+    /// The grants over run `k` are `ids[starts[k]..starts[k + 1]]`, indexes
+    /// into the round's grants in the order they were granted.
+    starts: Vec<usize>,
+    ids: Vec<usize>,
+}
+
+impl Cover {
+    fn of(grants: &[Grant]) -> Cover {
+        let mut points: Vec<i64> = grants.iter().flat_map(|g| [g.from, g.to]).collect();
+        points.sort_unstable();
+        points.dedup();
+        let runs = points.len().saturating_sub(1);
+        let run = |t: i64| points.partition_point(|&p| p < t);
+        let mut starts = vec![0; runs + 1];
+        for g in grants {
+            for k in run(g.from)..run(g.to) {
+                starts[k + 1] += 1;
+            }
+        }
+        for k in 0..runs {
+            starts[k + 1] += starts[k];
+        }
+        let mut ids = vec![0; starts[runs]];
+        let mut next = starts.clone();
+        for (i, g) in grants.iter().enumerate() {
+            for k in run(g.from)..run(g.to) {
+                ids[next[k]] = i;
+                next[k] += 1;
+            }
+        }
+        Cover { grants: grants.len(), points, starts, ids }
+    }
+
+    /// The grants over millisecond `at`, in the order they were granted.
+    fn over(&self, at: i64) -> &[usize] {
+        match self.points.partition_point(|&p| p <= at) {
+            0 => &[],
+            k if k >= self.points.len() => &[],
+            k => &self.ids[self.starts[k - 1]..self.starts[k]],
+        }
+    }
+}
+
+/// Hashes the milliseconds a round counts rows at. The 16 milliseconds of
+/// an aligned block land in neighbouring buckets, so rows in time order
+/// touch one or two cache lines per 16 rows (SipHash, the default, put
+/// every millisecond in a cache line of its own: the most a row in time
+/// order cost); the blocks are spread by a full mix. Not keyed: the only
+/// one who can choose the instants is the session that would wait for them.
+#[derive(Debug, Default)]
+struct TickHasher(u64);
+
+impl Hasher for TickHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = mix(self.0 ^ u64::from(b));
+        }
+    }
+
+    fn write_i64(&mut self, tick: i64) {
+        let tick = tick as u64;
+        let low = tick & 15;
+        // The bucket comes from the low bits; hashbrown's tag from the top
+        // seven, which differ within a block so that a probe compares keys
+        // of its own millisecond only.
+        self.0 = ((mix(tick >> 4) & !15) | low) ^ (low << 57);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// splitmix64's finalizer.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -222,6 +351,47 @@ mod tests {
         assert!(round.grants.len() < 40, "{} claims", round.grants.len());
     }
 
+    /// An import in time order over months claims ever longer spans as it
+    /// goes: a few dozen claims, not one per 9 hours of its range.
+    #[test]
+    fn a_long_import_in_time_order_makes_few_claims() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        let mut seen = HashSet::new();
+        for g in 0..200_000i64 {
+            let tick = 1_000_000 + g * 51_840;
+            let (t, s) = draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
+            assert!(t == tick && seen.insert((t, s)), "row {g}: ({t}, {s})");
+        }
+        assert!(round.grants.len() < 40, "{} claims", round.grants.len());
+    }
+
+    /// A session of a thousand rows (a connection pool's, touching random
+    /// instants) claims at most about 19 hours at once, as before imports
+    /// could claim more.
+    #[test]
+    fn a_short_session_claims_at_most_19_hours_at_once() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        for g in 1..=1000i64 {
+            draw(&mut round, &mut map, (g * 2_654_435_761) % 51_840_000_000, 1 << 40, 256).unwrap();
+        }
+        let widest = round.grants.iter().map(|g| g.to - g.from).max().unwrap_or(0);
+        assert!(widest <= MAX_SPAN_MS, "a claim of {widest} ms");
+    }
+
+    /// A full millisecond in the middle of an import's range: the claims
+    /// that meet it get the row's millisecond alone, and the round claims
+    /// shorter spans around it rather than one millisecond per row.
+    #[test]
+    fn a_full_millisecond_costs_an_import_in_time_order_few_claims() {
+        let (mut map, mut round) = (LevelMap::new(), Round::new());
+        let full = 10_000 * 51_840 + 7;
+        map.claim(full, full + 1, 256, 256).unwrap();
+        for g in 0..20_000i64 {
+            draw(&mut round, &mut map, 1 + g * 51_840, 1 << 40, 256).unwrap();
+        }
+        assert!(round.grants.len() < 100, "{} claims", round.grants.len());
+    }
+
     #[test]
     fn nothing_left_before_the_present_is_refused() {
         let (mut map, mut round) = (LevelMap::new(), Round::new());
@@ -232,6 +402,21 @@ mod tests {
     }
 
     proptest! {
+        /// The grants the index finds over a millisecond are those that lie
+        /// over it, in the order they were granted.
+        #[test]
+        fn the_cover_finds_the_grants_over_a_millisecond(
+            grants in prop::collection::vec((0i64..200, 1i64..60), 0..40),
+        ) {
+            let grants: Vec<Grant> =
+                grants.into_iter().map(|(from, len)| Grant { from, to: from + len, base: 0, width: 1 }).collect();
+            let cover = Cover::of(&grants);
+            for at in -5..270 {
+                let scan: Vec<usize> = (0..grants.len()).filter(|&i| grants[i].from <= at && at < grants[i].to).collect();
+                prop_assert_eq!(cover.over(at), &scan[..], "at {}", at);
+            }
+        }
+
         /// Rounds one after another (sessions, crashes) and interleaved over
         /// one level map: no two rows get one (millisecond, slot), no slot is
         /// past the last, and a row's millisecond is never before its own.
