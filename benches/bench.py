@@ -395,6 +395,14 @@ PAST_KINDS = {  # kind -> (label, created_at as an SQL expression of g and {r})
 SEQ = "nextval('seq')"
 
 
+def invocation(script):
+    """The command that ran this: `script` when it did (it sets BENCH_SCRIPT),
+    else bench.py's own command line, the library installed beforehand."""
+    if os.environ.get("BENCH_SCRIPT") == script:
+        return script + "".join(f" {a}" for a in sys.argv[3:])
+    return "python3 benches/bench.py " + " ".join(sys.argv[1:])
+
+
 def code(name):
     """A generator's name with its call as code: `f()`, and what follows."""
     call, _, rest = name.partition(", ")
@@ -480,7 +488,7 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
         PAST_BEGIN,
         "## 9. Past-instant IDs in bulk",
         "",
-        f"Run on {datetime.date.today().isoformat()} by `bash benches/past_instants.sh`"
+        f"Run on {datetime.date.today().isoformat()} by `{invocation('bash benches/past_instants.sh')}`"
         + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}), {version}, release build,",
         f"median of {REPS} repetitions, generators interleaved, each statement a new session (a new round of claims).",
         f"An import reads its rows from a staging table: `SELECT count(x) FROM (SELECT f AS x FROM stage) t` over",
@@ -516,7 +524,6 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
     path.write_text(new)
     print("\n".join(rows + [""] + insert_rows))
     print("\n".join(section.splitlines()[-3:-1]))
-
 
 def main():
     if sys.argv[1:2] == ["--past-instants"]:
