@@ -251,7 +251,11 @@ BEGIN
         LOOP
             stmts := stmts || format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', widen.rel);
         END LOOP;
-        stmts := stmts || format('DROP TABLE IF EXISTS %s', map);
+        -- A map left by an earlier re-key of this table in this session (a
+        -- plain DROP ... IF EXISTS says NOTICE when there is no temp schema).
+        IF to_regclass(map) IS NOT NULL THEN
+            stmts := stmts || format('DROP TABLE %s', map);
+        END IF;
         stmts := stmts || format(
             'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
             'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',
