@@ -371,7 +371,314 @@ def majors_main(majors):
     print(f"load average before: {load(load_before)}, after: {load(load_after)}")
 
 
+PAST_BEGIN = "<!-- past instants: begin (benches/past_instants.sh) -->"
+PAST_END = "<!-- past instants: end -->"
+PAST_ROWS = 1_000_000
+# The staging tables an import reads, one per kind and repetition: `{r}` is
+# the repetition (each repetition is a new session, and a session's claims
+# raise the levels of the spans it touches: the kinds that use many slots of
+# a millisecond get a day of their own), `g` the row number. The long and
+# the random kinds spread their rows over 600 days after the default epoch,
+# as an import of two years of history would.
+PAST_KINDS = {  # kind -> (label, created_at as an SQL expression of g and {r})
+    "ordered": ("one row per ms, in time order",
+                "timestamptz '2025-03-01 00:00+00' + {r} * interval '1 day' + g * interval '1 ms'"),
+    "dense": ("100 rows per ms, in time order",
+              "timestamptz '2025-04-01 00:00+00' + {r} * interval '1 day' + (g / 100) * interval '1 ms'"),
+    "long": ("one row per 51.84 s over 600 days, in time order",
+             "timestamptz '2025-01-01 00:00+00' + g * interval '51.84 s'"),
+    "random": ("random order over 600 days",
+               "timestamptz '2025-01-01 00:00+00' + ((g * 2654435761) % 51840000000) * interval '1 ms'"),
+}
+
+
+SEQ = "nextval('seq')"
+
+
+def invocation(script):
+    """The command that ran this: `script` when it did (it sets BENCH_SCRIPT),
+    else bench.py's own command line, the library installed beforehand."""
+    if os.environ.get("BENCH_SCRIPT") == script:
+        return script + "".join(f" {a}" for a in sys.argv[3:])
+    return "python3 benches/bench.py " + " ".join(sys.argv[1:])
+
+
+def code(name):
+    """A generator's name with its call as code: `f()`, and what follows."""
+    call, _, rest = name.partition(", ")
+    return f"`{call}`" + (f", {rest}" if rest else "")
+
+
+def past_instants_main(bin_dir, n=PAST_ROWS):
+    """Past-instant IDs in bulk from a staging table, one session per
+    statement, against nextval() and the live generator on the same server,
+    repetitions interleaved. Writes the section between PAST_BEGIN and
+    PAST_END of docs/benchmarks.md."""
+    load_before = os.getloadavg()
+    server = Server(bin_dir)
+    select = "SELECT count(x) FROM (SELECT {expr} AS x FROM {src}) t"
+    insert = "INSERT INTO imported (id, created_at) SELECT {expr}, created_at FROM {src}"
+    # name -> (expression, source, floor name); `{r}` in the source is the
+    # repetition.
+    selects = {
+        "loop (floor)": ("g", f"generate_series(1, {n}) g", None),
+        "nextval('seq')": ("nextval('seq')", f"generate_series(1, {n}) g", "loop (floor)"),
+        "snowflake_nextval()": ("snowflake_nextval()", f"generate_series(1, {n}) g", "loop (floor)"),
+        "staging scan (floor)": ("created_at", "stage_ordered_{r}", None),
+        "nextval('seq'), staging": ("nextval('seq')", "stage_ordered_{r}", "staging scan (floor)"),
+        "snowflake_nextval(), staging": ("snowflake_nextval()", "stage_ordered_{r}", "staging scan (floor)"),
+    }
+    for kind, (label, _) in PAST_KINDS.items():
+        selects[f"snowflake_nextval_at(created_at), {label}"] = (
+            "snowflake_nextval_at(created_at)", f"stage_{kind}_{{r}}", "staging scan (floor)")
+    inserts = {
+        "nextval('seq')": ("nextval('seq')", "stage_ordered_{r}"),
+        "snowflake_nextval()": ("snowflake_nextval()", "stage_ordered_{r}"),
+    }
+    for kind, (label, _) in PAST_KINDS.items():
+        # The dense kind's inserts take a day of their own too: 100 rows a
+        # millisecond twice over would fill its 256 slots.
+        src = f"stage_{kind}_{{r}}" if kind != "dense" else f"stage_{kind}_{{r}}_insert"
+        inserts[f"snowflake_nextval_at(created_at), {label}"] = ("snowflake_nextval_at(created_at)", src)
+    samples = {name: [] for name in selects}
+    insert_samples = {name: [] for name in inserts}
+    try:
+        version = ready(server)
+        for r in range(REPS):
+            for kind, (_, at) in PAST_KINDS.items():
+                server.sql(f"CREATE TABLE stage_{kind}_{r} AS SELECT g, {at.format(r=r)} AS created_at "
+                           f"FROM generate_series(1, {n}) g")
+            server.sql(f"CREATE TABLE stage_dense_{r}_insert AS SELECT g, "
+                       f"{PAST_KINDS['dense'][1].format(r=r + REPS)} AS created_at FROM generate_series(1, {n}) g")
+        server.sql("CREATE TABLE imported (id bigint PRIMARY KEY, created_at timestamptz NOT NULL)")
+        server.sql("VACUUM ANALYZE")
+        for r in range(REPS):
+            for name, (expr, src, _) in selects.items():
+                ms = server.timed(select.format(expr=expr, src=src.format(r=r)))
+                samples[name].append(ms * 1e6 / n)
+            for name, (expr, src) in inserts.items():
+                server.sql("TRUNCATE imported")
+                server.sql("CHECKPOINT")
+                insert_samples[name].append(server.timed(insert.format(expr=expr, src=src.format(r=r))))
+        claims = server.sql("SELECT count(*) FROM regexp_split_to_table(pg_read_file('snowflake_id.history'), '\n') l"
+                            " WHERE l LIKE 'interval=%'")
+    finally:
+        server.stop()
+    b = {name: median(v) for name, v in samples.items()}
+    ins = {name: median(v) for name, v in insert_samples.items()}
+    seq_above = b["nextval('seq'), staging"] - b["staging scan (floor)"]
+    rows = []
+    for name, (_, _, floor) in selects.items():
+        v = b[name]
+        if floor is None:
+            rows.append(f"| {name} | {v:.0f} | – | {1e9 / v:,.0f} rows | – |")
+        else:
+            above = v - b[floor]
+            seq = b[SEQ] - b[floor] if floor == "loop (floor)" else seq_above
+            rows.append(f"| {code(name)} | {v:.0f} | {above:.0f} | {1e9 / v:,.0f} | {above / seq:.2f}× |")
+    insert_rows = []
+    for name, ms in ins.items():
+        insert_rows.append(f"| {code(name)} | {ms:,.0f} | {n / ms * 1000:,.0f} | {ms / ins[SEQ]:.2f}× |")
+    past = [name for name in selects if name.startswith("snowflake_nextval_at")]
+    live_above = b["snowflake_nextval(), staging"] - b["staging scan (floor)"]
+    verdicts = "; ".join(f"{name.split(', ', 1)[1]}: {1e9 / b[name]:,.0f} "
+                         f"({'met' if 1e9 / b[name] >= 1_000_000 else 'MISSED'})" for name in past)
+    load = lambda l: ", ".join(f"{x:.2f}" for x in l)
+    section = "\n".join([
+        PAST_BEGIN,
+        "## 9. Past-instant IDs in bulk",
+        "",
+        f"Run on {datetime.date.today().isoformat()} by `{invocation('bash benches/past_instants.sh')}`"
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}), {version}, release build,",
+        f"median of {REPS} repetitions, generators interleaved, each statement a new session (a new round of claims).",
+        f"An import reads its rows from a staging table: `SELECT count(x) FROM (SELECT f AS x FROM stage) t` over",
+        f"{n:,} staged rows `(g, created_at)`, and the same generators over section 1's `generate_series` loop. The",
+        "floors read the rows alone; `IDs per second` counts the whole statement, scan included, as an import would",
+        "see it. Each repetition reads staging tables of its own (the in-order ones a day of their own: a session's",
+        "claims raise the level of what they span by one); the last two kinds spread rows over 600 days. The",
+        f"level map held {claims} intervals at the end. Load average {load(load_before)} before, "
+        f"{load(os.getloadavg())} after.",
+        "",
+        "| generator | ns per row | ns per ID above the floor | IDs per second | cost vs nextval |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+        "",
+        f"The import itself, `INSERT INTO imported (id, created_at) SELECT f, created_at FROM stage` ({n:,} rows,",
+        "`id bigint PRIMARY KEY`, emptied and checkpointed before each): the table and its index cost more than",
+        "the generator, and random order scatters the index inserts as UUIDv4 keys do.",
+        "",
+        "| generator | ms | rows per second | vs nextval |",
+        "|---|---:|---:|---:|",
+        *insert_rows,
+        "",
+        f"Target: at least 1,000,000 past-instant IDs a second in one session, whole statement: {verdicts}.",
+        f"Above the scan, `snowflake_nextval()` costs {live_above:.0f} ns per ID and `nextval` {seq_above:.0f}.",
+        PAST_END,
+    ])
+    path = DOCS / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if PAST_BEGIN in old and PAST_END in old:
+        new = old[: old.index(PAST_BEGIN)] + section + old[old.index(PAST_END) + len(PAST_END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(new)
+    print("\n".join(rows + [""] + insert_rows))
+    print("\n".join(section.splitlines()[-3:-1]))
+
+REKEY_BEGIN = "<!-- rekey: begin (benches/rekey.sh) -->"
+REKEY_END = "<!-- rekey: end -->"
+REKEY_SETUP = """
+DROP TABLE IF EXISTS lines, orders CASCADE;
+CREATE TABLE orders (id serial PRIMARY KEY, created_at timestamptz NOT NULL, total numeric(10, 2) NOT NULL);
+-- One order every 51.84 s from the epoch on: {rows} over 600 days, keys in time order as a serial gives them.
+INSERT INTO orders (created_at, total)
+SELECT timestamptz '2025-01-01 00:00+00' + g * interval '51.84 s', (g % 10000) / 100.0
+  FROM generate_series(1, {rows}) g;
+CREATE TABLE lines (id serial PRIMARY KEY, order_id int NOT NULL REFERENCES orders, item text NOT NULL);
+-- One line per order, not in the orders' order.
+INSERT INTO lines (order_id, item) SELECT 1 + (g::bigint * 7919) % {rows}, 'item ' || g % 100 FROM generate_series(1, {rows}) g;
+CREATE INDEX lines_order_id ON lines (order_id);
+"""
+# The map and its statements: what the plain run leaves out.
+REKEY_MAP = re.compile(r"pg_temp\.snowflake_rekey_\d+")
+REKEY_UPDATE = re.compile(r"^UPDATE (\S+) AS t SET (\S+) = m\.new FROM (\S+) AS m WHERE t\.\S+ = m\.old$")
+
+
+def rekey_setup(server, rows):
+    server.sql(REKEY_SETUP.format(rows=rows))
+    server.sql("VACUUM ANALYZE orders, lines")
+    server.sql("CHECKPOINT")
+
+
+def plain_statements(planned):
+    """The dry run's statements with plain arithmetic keys, each paired with
+    its plain counterpart: None for the map's four statements, an UPDATE
+    adding 10^9 for each UPDATE through the map, the statement itself for
+    the rest."""
+    out = []
+    for stmt in planned:
+        m = REKEY_UPDATE.match(stmt)
+        if m:
+            out.append((stmt, f"UPDATE {m.group(1)} SET {m.group(2)} = {m.group(2)} + 1000000000"))
+        elif REKEY_MAP.search(stmt):
+            out.append((stmt, None))
+        else:
+            out.append((stmt, stmt))
+    return out
+
+
+def timed_each(server, statements):
+    """Milliseconds of each statement, run one after another in one
+    transaction by psql (the breakdown of a conversion)."""
+    script = "\\timing on\nBEGIN;\n" + "".join(f"{s};\n" for s in statements) + "COMMIT;\n"
+    out = run(server.psql_args(), input=script).stdout
+    times = [float(t) for t in re.findall(r"Time: ([0-9.]+) ms", out)]
+    return times[1:1 + len(statements)]  # BEGIN and COMMIT left out
+
+
+def rekey_main(bin_dir, rows=1_000_000):
+    """snowflake_convert(orders, id, rekey_by => created_at) on `rows` orders
+    and as many lines referencing them, against the same statements with
+    plain arithmetic keys (the dry run's list, the map left out, `+ 10^9`),
+    fresh tables for every run, runs interleaved. Prints both times and the
+    ratio and writes the section between REKEY_BEGIN and REKEY_END of
+    docs/benchmarks.md."""
+    load_before = os.getloadavg()
+    reps = REPS if not QUICK else 2
+    server = Server(bin_dir)
+    convert_ms, plain_ms, convert_each, plain_each = [], [], [], []
+    try:
+        version = ready(server)
+        rekey_setup(server, rows)
+        sizes = server.sql("SELECT pg_size_pretty(pg_total_relation_size('orders')), "
+                           "pg_size_pretty(pg_total_relation_size('lines'))").split("|")
+        planned = server.sql("SELECT snowflake_convert('orders', 'id', dry_run => true, rekey_by => 'created_at')")
+        planned = planned.splitlines()
+        pairs = plain_statements(planned)
+        plain = [p for _, p in pairs if p is not None]
+        do_plain = "DO $plain$ BEGIN " + " ".join(f"EXECUTE {quote(s)};" for s in plain) + " END $plain$"
+        for rep in range(reps):
+            print(f"rekey: repetition {rep + 1} of {reps}", flush=True)
+            rekey_setup(server, rows)
+            convert_ms.append(server.timed("SELECT snowflake_convert('orders', 'id', rekey_by => 'created_at')"))
+            rekey_setup(server, rows)
+            plain_ms.append(server.timed(do_plain))
+            rekey_setup(server, rows)
+            plain_each.append(timed_each(server, plain))
+            rekey_setup(server, rows)
+            convert_each.append(timed_each(server, planned))
+        # The last run was the re-key's statements: check its outcome.
+        bad = server.sql("SELECT count(*) FROM orders WHERE snowflake_timestamp(id) <> date_trunc('ms', created_at)")
+    finally:
+        server.stop()
+    if bad != "0":
+        raise SystemExit(f"rekey: {bad} orders do not tell their own time after the conversion's statements")
+    c, p = median(convert_ms), median(plain_ms)
+    ratio = c / p
+    ce = [median(v) for v in zip(*convert_each)]
+    pe = dict(zip(plain, [median(v) for v in zip(*plain_each)]))
+    short = lambda s: REKEY_MAP.sub("map", s).replace("public.", "")
+    breakdown = []
+    for (stmt, twin), ms in zip(pairs, ce):
+        if twin is None:
+            breakdown.append(f"| `{short(stmt)}` | {ms:,.0f} | – |")
+        elif twin != stmt:
+            breakdown.append(f"| `{short(stmt)}`; plain: `{short(twin)}` | {ms:,.0f} | {pe[twin]:,.0f} |")
+        else:
+            breakdown.append(f"| `{short(stmt)}` | {ms:,.0f} | {pe[twin]:,.0f} |")
+    breakdown.append(f"| sum | {sum(ce):,.0f} | {sum(pe.values()):,.0f} |")
+    load = lambda l: ", ".join(f"{x:.2f}" for x in l)
+    section = "\n".join([
+        REKEY_BEGIN,
+        "## 10. Re-keying a table to past-instant IDs",
+        "",
+        f"Run on {datetime.date.today().isoformat()} by `{invocation('bash benches/rekey.sh')}`"
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}), {version}, release build,",
+        f"median of {reps} repetitions, fresh tables for each run, runs interleaved. `orders (id serial PRIMARY KEY,",
+        f"created_at timestamptz, total numeric)`: {rows:,} rows, one every 51.84 s over 600 days ({sizes[0]} with",
+        f"its index); `lines (id serial PRIMARY KEY, order_id int REFERENCES orders, item text)` with an index on",
+        f"`order_id`: {rows:,} rows ({sizes[1]}). Re-key: `SELECT snowflake_convert('orders', 'id', rekey_by =>",
+        "'created_at')`. Plain: the statements its dry run lists, in one `DO` block, without the map (its four",
+        "statements) and with `SET id = id + 1000000000` for each `UPDATE` through it: the same widening, locks,",
+        f"foreign key dropped and added back. Load average {load(load_before)} before, {load(os.getloadavg())} after.",
+        "",
+        "| run | seconds |",
+        "|---|---:|",
+        f"| re-key, `snowflake_convert(..., rekey_by => 'created_at')` | {c / 1000:.1f} |",
+        f"| plain arithmetic keys, the same statements | {p / 1000:.1f} |",
+        f"| ratio | {ratio:.2f}× |",
+        "",
+        f"Target: the re-key at most 2× the plain statements: {ratio:.2f}× → {'met' if ratio <= 2 else 'MISSED'}.",
+        "",
+        "Where the time goes: each statement run by psql in one transaction (ms, median), the re-key's",
+        "list and the plain one's.",
+        "",
+        "| statement | re-key | plain |",
+        "|---|---:|---:|",
+        *breakdown,
+        REKEY_END,
+    ])
+    path = DOCS / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if REKEY_BEGIN in old and REKEY_END in old:
+        new = old[: old.index(REKEY_BEGIN)] + section + old[old.index(REKEY_END) + len(REKEY_END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(new)
+    print(f"re-key: {c / 1000:.2f} s, plain: {p / 1000:.2f} s, ratio {ratio:.2f}")
+    print("\n".join(breakdown))
+
+
+def quote(s):
+    """An SQL string literal."""
+    return "'" + s.replace("'", "''") + "'"
+
+
 def main():
+    if sys.argv[1:2] == ["--past-instants"]:
+        return past_instants_main(sys.argv[2])
+    if sys.argv[1:2] == ["--rekey"]:
+        return rekey_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000)
     if sys.argv[1:2] == ["--majors"]:
         # major:bindir[:sha256 of the installed library]
         return majors_main([tuple((a.split(":", 2) + [""])[:3]) for a in sys.argv[2:]])

@@ -61,11 +61,12 @@ die() {
 # those rows, are accepted with them). Each with its reason.
 declare -A ALLOWED=() ALLOWED_WHY=()
 # "Functions that are SECURITY DEFINER": PostgreSQL has none, so the query
-# lists exactly the functions of the extension that are. The registry's three
-# functions must be: nodes call them with EXECUTE on them alone and they write
-# the lease tables the nodes may not touch (sql/registry.sql).
-ALLOWED[opr_sanity]='^ *[0-9]+ \| snowflake_registry_(acquire|renew|release) *$'
-ALLOWED_WHY[opr_sanity]="lists the registry's SECURITY DEFINER functions snowflake_registry_acquire, _renew and _release (by design: nodes may only EXECUTE them)"
+# lists exactly the functions of the extension that are. The registry's five
+# functions called by nodes must be: nodes call them with EXECUTE on them alone
+# and they write the lease and history tables the nodes may not touch
+# (sql/registry.sql).
+ALLOWED[opr_sanity]='^ *[0-9]+ \| snowflake_registry_(acquire|renew|release|history_of|record_history) *$'
+ALLOWED_WHY[opr_sanity]="lists the registry's SECURITY DEFINER functions snowflake_registry_acquire, _renew, _release, _history_of and _record_history (by design: nodes may only EXECUTE them)"
 
 [ $# -eq 1 ] || die "usage: $0 <major>   (17 or 18: the majors whose source is built here)"
 major=$1

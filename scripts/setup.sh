@@ -4,8 +4,9 @@
 # headers, libclang (pgrx's bindgen), libfaketime (clock-step tests), procps
 # (pgrep, for the crash test), strace (slows the mark's fsync in the wait
 # event test), pg_partman (the partitioning test), python3-venv (the client
-# test's virtualenv), cargo-pgrx 0.18.0, and the servers of PostgreSQL 16, 17
-# and 18 (scripts/pg_servers.sh) with the packages building them needs.
+# test's virtualenv), cargo-pgrx 0.18.0, Citus for PostgreSQL 15 (the Citus
+# test) when ../shared/citus has a build of it, and the servers of PostgreSQL
+# 16, 17 and 18 (scripts/pg_servers.sh) with the packages building them needs.
 #
 #   bash scripts/setup.sh               all of it
 #   bash scripts/setup.sh --packages    the Debian packages only
@@ -65,6 +66,15 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 [ "$step" != --packages ] || exit 0
+
+# Citus is in no registry these machines reach: ../shared/citus (beside this
+# repository; CITUS_DIR elsewhere) may hold a build of Citus 13.2 for Debian's
+# PostgreSQL 15 and the script that puts it in place, doing nothing when it
+# is there already. Without it, tests/citus.rs prints SKIPPED.
+citus_dir=${CITUS_DIR:-$(dirname "${BASH_SOURCE[0]}")/../../shared/citus}
+if [[ " ${PG_MAJORS:-15} " == *" 15 "* ]] && [ -f "$citus_dir/install.sh" ]; then
+    bash "$citus_dir/install.sh" >/dev/null
+fi
 
 # pgrx 0.19 needs rustc 1.96; this machine has 1.95, so 0.18.0 exactly.
 if ! cargo pgrx --version 2>/dev/null | grep -q "^cargo-pgrx 0.18.0$"; then

@@ -29,9 +29,11 @@
 #   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
-# The Debian package (scripts/package.sh, tests/package.rs) and pg_partman are
-# tested on 15 only: Debian 12 has PostgreSQL 15 alone, and pg_partman for it
-# alone. On other majors those tests print "SKIPPED on PostgreSQL NN" and pass.
+# The Debian package (scripts/package.sh, tests/package.rs), pg_partman and
+# Citus are tested on 15 only: Debian 12 has PostgreSQL 15 alone, pg_partman
+# for it alone, and ../shared/citus a build of Citus for it (installed by
+# scripts/setup.sh when that directory is there). On other majors, or without
+# Citus, those tests print "SKIPPED on PostgreSQL NN" and pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -187,7 +189,7 @@ BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=4 [prerequisites]=1)
+    [clients]=4 [prerequisites]=1 [history]=35 [citus]=65)
 
 # Runs test binaries $3... one after another against the server of major $1
 # (bin dir $2), every one of them (no fail fast); fails when one did. Says

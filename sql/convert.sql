@@ -1,10 +1,12 @@
 -- snowflake_convert: moves one key column of an existing table from a
 -- sequence (serial, identity, DEFAULT nextval(...)) to snowflake_nextval(),
 -- widening it and every foreign-key column that references it (through
--- further tables) to bigint. Returns the statements it ran, or with dry_run
--- would run. It runs in the caller's transaction, as the caller: all or
--- nothing, and only a table's owner can alter it.
-CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false)
+-- further tables) to bigint. With rekey_by, every existing key becomes a
+-- past-instant ID at that row's time (snowflake_nextval_at), in every column
+-- of that chain too. Returns the statements it ran, or with dry_run would
+-- run. It runs in the caller's transaction, as the caller: all or nothing,
+-- and only a table's owner can alter it.
+CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE plpgsql
     -- Statements name every object schema-qualified, whatever the caller's search_path.
@@ -21,6 +23,11 @@ DECLARE
     max_value bigint;
     next_id bigint;
     stmt text;
+    time_type regtype;
+    nulls bigint;
+    map text;
+    fk record;
+    fk_adds text[] := '{}';
 BEGIN
     IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = tbl), 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl
@@ -83,8 +90,50 @@ BEGIN
                          'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
     END IF;
 
-    -- 2. New IDs must be above every existing value.
+    -- The time column of a re-key: a timestamp, on every row.
+    IF rekey_by IS NOT NULL THEN
+        SELECT a.atttypid INTO time_type FROM pg_attribute a
+         WHERE a.attrelid = tbl AND a.attname = rekey_by AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', rekey_by, tbl USING ERRCODE = '42703';
+        END IF;
+        IF time_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+            RAISE EXCEPTION 'column "%" of % is of type %, not a timestamp', rekey_by, tbl, time_type
+                USING ERRCODE = '42804',
+                      HINT = 'rekey_by names the column that holds when each row happened: timestamptz, or timestamp '
+                             '(read in the session''s TimeZone).';
+        END IF;
+        -- No row may come or change while its key is re-keyed (rows
+        -- committed between the map and the UPDATE would keep old keys).
+        IF NOT dry_run THEN
+            EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+        END IF;
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NULL', tbl, rekey_by) INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have no time in column "%"', nulls, tbl, rekey_by
+                USING ERRCODE = '23502',
+                      HINT = format('Give them one first, for example: UPDATE %s SET %I = <when they happened> '
+                                    'WHERE %I IS NULL;', tbl, rekey_by, rekey_by);
+        END IF;
+        -- Times no past-instant ID can have, counted, before anything runs.
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
+                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0))', tbl, rekey_by, rekey_by)
+           INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
+                            nulls, tbl, rekey_by
+                USING ERRCODE = '22023',
+                      HINT = 'An ID can tell a time from the layout''s epoch up to the present; fix those times, or '
+                             'give those rows live IDs after the conversion.';
+        END IF;
+    END IF;
+
+    -- 2. New IDs must be above every existing value (re-keyed values are
+    -- replaced, and past-instant IDs never meet live ones).
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+    IF rekey_by IS NOT NULL THEN
+        max_value := NULL;
+    END IF;
     next_id := @extschema@.snowflake_from_timestamp(clock_timestamp());
     BEGIN
         next_id := greatest(next_id, (SELECT last_id + 1 FROM @extschema@.snowflake_id_status()));
@@ -106,7 +155,7 @@ BEGIN
     -- parent's) and refuses to alter a partition's inherited column alone:
     -- the copies are skipped, and each column is widened on the top of its
     -- partition tree, whose ALTER TABLE reaches every partition.
-    IF att.atttypid <> 'bigint'::regtype THEN
+    IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
         WITH RECURSIVE cols(rel, attnum) AS (
             SELECT tbl::oid, att.attnum
             UNION
@@ -151,6 +200,53 @@ BEGIN
         END LOOP;
     END IF;
 
+    -- 3b. Re-key: a map from each old key to a past-instant ID at its row's
+    -- time, made in (time, old key) order so that ties in one millisecond
+    -- keep the old order; every column of the chain rewritten through it,
+    -- with the chain's foreign keys dropped meanwhile and added back after
+    -- (validated then, in one pass each).
+    IF rekey_by IS NOT NULL THEN
+        map := format('pg_temp.snowflake_rekey_%s', tbl::oid);
+        FOR fk IN
+            SELECT c.conrelid::regclass AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
+              FROM pg_constraint c
+             WHERE c.contype = 'f' AND c.conparentid = 0
+               AND EXISTS (SELECT 1 FROM unnest(w_rels) AS w(rel)
+                            WHERE w.rel IN (c.confrelid, coalesce(pg_partition_root(c.confrelid), c.confrelid)))
+             ORDER BY c.conrelid::regclass::text, c.conname
+        LOOP
+            stmts := stmts || format('ALTER TABLE %s DROP CONSTRAINT %I', fk.rel, fk.conname);
+            fk_adds := fk_adds || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.rel, fk.conname, fk.def);
+        END LOOP;
+        -- Every table of the chain, before the map is made.
+        FOR widen IN
+            SELECT DISTINCT w.rel::regclass AS rel FROM unnest(w_rels) AS w(rel) ORDER BY 1
+        LOOP
+            stmts := stmts || format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', widen.rel);
+        END LOOP;
+        -- A map left by an earlier re-key of this table in this session (a
+        -- plain DROP ... IF EXISTS says NOTICE when there is no temp schema).
+        IF to_regclass(map) IS NOT NULL THEN
+            stmts := stmts || format('DROP TABLE %s', map);
+        END IF;
+        stmts := stmts || format(
+            'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
+            'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',
+            map, '@extschema@', col, rekey_by, tbl, rekey_by, col);
+        stmts := stmts || format('ALTER TABLE %s ADD PRIMARY KEY (old)', map);
+        stmts := stmts || format('ANALYZE %s', map);
+        FOR widen IN
+            SELECT w.rel::regclass AS rel, a.attname
+              FROM unnest(w_rels, w_atts) AS w(rel, attnum)
+              JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+             ORDER BY w.rel <> tbl, w.rel::regclass::text, a.attname
+        LOOP
+            stmts := stmts || format('UPDATE %s AS t SET %I = m.new FROM %s AS m WHERE t.%I = m.old',
+                                     widen.rel, widen.attname, map, widen.attname);
+        END LOOP;
+        stmts := stmts || fk_adds;
+    END IF;
+
     -- 4. The new default.
     stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_nextval()',
                              tbl, col, '@extschema@');
@@ -163,5 +259,5 @@ BEGIN
     END LOOP;
 END
 $convert$;
-COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean) IS
-    'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint';
+COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean, name) IS
+    'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint, and with rekey_by re-keys the rows to IDs of their own time';

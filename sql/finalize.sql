@@ -8,3 +8,6 @@ COMMENT ON VIEW snowflake_id_status IS
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- Moving the generator's mark is for superusers (the function checks too).
 REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;
+-- History slots are finite (a sixteenth of each millisecond per worker id):
+-- who may spend them is the DBA's choice (GRANT EXECUTE to an import role).
+REVOKE EXECUTE ON FUNCTION snowflake_nextval_at(timestamptz) FROM PUBLIC;

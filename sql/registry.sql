@@ -277,6 +277,107 @@ $release$;
 COMMENT ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) IS
     'snowflake_id registry: ends a lease at a clean stop, lowering its ceiling to the last tick issued';
 
+-- Past-instant IDs (snowflake_nextval_at) under a lease: every claim of
+-- history slots a holder made, recorded before the holder used it, so that
+-- the worker id's next holders start above it (only where it was). A
+-- holder's own later claim over the same interval replaces its earlier one.
+CREATE TABLE snowflake_registry_history (
+    namespace text NOT NULL,
+    worker_id integer NOT NULL,
+    lease_epoch bigint NOT NULL,
+    from_tick bigint NOT NULL,
+    to_tick bigint NOT NULL,
+    -- Every history slot below this level of every millisecond of
+    -- [from_tick, to_tick) may have been used.
+    level integer NOT NULL CHECK (level > 0),
+    PRIMARY KEY (namespace, worker_id, lease_epoch, from_tick, to_tick),
+    FOREIGN KEY (namespace, worker_id) REFERENCES snowflake_registry_leases ON DELETE CASCADE,
+    CHECK (to_tick > from_tick)
+);
+COMMENT ON TABLE snowflake_registry_history IS
+    'snowflake_id registry: the history slots (past-instant IDs) each lease of a worker id claimed, by interval';
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
+
+-- Fails with SFL01 unless the caller holds the lease, as a renewal does.
+-- Called by the two functions below, as their owner: not SECURITY DEFINER
+-- itself, and not granted to anyone.
+CREATE FUNCTION snowflake_registry_check_holder(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $holder$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+BEGIN
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_check_holder.namespace
+          AND r.worker_id = snowflake_registry_check_holder.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_check_holder.lease_epoch
+       OR l.holder_token <> snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
+END
+$holder$;
+COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) IS
+    'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
+
+-- The claims of a worker id's history slots, for its holder: what its map
+-- must be raised by before its first claim under the lease.
+CREATE FUNCTION snowflake_registry_history_of(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $history$
+BEGIN
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    RETURN QUERY
+        SELECT h.lease_epoch, h.from_tick, h.to_tick, h.level FROM @extschema@.snowflake_registry_history h
+         WHERE h.namespace = snowflake_registry_history_of.namespace
+           AND h.worker_id = snowflake_registry_history_of.worker_id
+         ORDER BY h.from_tick, h.to_tick;
+END
+$history$;
+COMMENT ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) IS
+    'snowflake_id registry: the history slots claimed on a worker id, for the holder of its lease';
+
+-- Records a claim of history slots by the lease's holder, before the holder
+-- uses it (committed: the node's connection sets synchronous_commit = on).
+-- SFL01 once the lease is lost: the claim is then never used.
+CREATE FUNCTION snowflake_registry_record_history(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
+    from_tick bigint, to_tick bigint, level integer)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $record$
+BEGIN
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    -- The same lease's claims that this one covers at a level at least
+    -- theirs say nothing more.
+    DELETE FROM @extschema@.snowflake_registry_history h
+     WHERE h.namespace = snowflake_registry_record_history.namespace
+       AND h.worker_id = snowflake_registry_record_history.worker_id
+       AND h.lease_epoch = snowflake_registry_record_history.lease_epoch
+       AND h.from_tick >= snowflake_registry_record_history.from_tick
+       AND h.to_tick <= snowflake_registry_record_history.to_tick
+       AND h.level <= snowflake_registry_record_history.level;
+    INSERT INTO @extschema@.snowflake_registry_history AS h
+        VALUES (namespace, worker_id, lease_epoch, from_tick, to_tick, level)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
+END
+$record$;
+COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
+    'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
+
 -- What a DBA reads: each worker id ever granted, its holder and its range.
 CREATE VIEW snowflake_registry AS
 SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
@@ -295,3 +396,6 @@ COMMENT ON VIEW snowflake_registry IS
 REVOKE EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;

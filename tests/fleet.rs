@@ -10,26 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{id_unix_ms, Cluster, DbError, SlowFsync};
 
-fn conninfo(registry: &Cluster) -> String {
-    format!(
-        "snowflake_id.registry = 'host={} port={} dbname=postgres user=postgres'",
-        registry.socket_dir().display(),
-        registry.port
-    )
-}
-
-/// A node leasing its worker id from `registry`, with `conf` on top.
-fn node(registry: &Cluster, name: &str, conf: &[&str]) -> Cluster {
-    let registry_line = conninfo(registry);
-    let name_line = format!("snowflake_id.node_name = '{name}'");
-    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'", registry_line.as_str(), name_line.as_str()];
-    lines.extend_from_slice(conf);
-    let mut cluster = Cluster::init(&lines);
-    cluster.start();
-    cluster.sql("CREATE EXTENSION snowflake_id");
-    cluster
-}
-
 /// Draws `n` IDs as soon as the node has a lease (within 30 s).
 fn draw_when_leased(cluster: &Cluster, n: i64) -> Vec<i64> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -54,7 +34,13 @@ fn auto_gives_each_node_its_own_worker_id() {
     let registry = Cluster::registry();
     // Unset and `auto` mean the same: any free worker id.
     let nodes: Vec<Cluster> = (0..4)
-        .map(|i| node(&registry, &format!("n{i}"), if i == 0 { &["snowflake_id.worker_id = 'auto'"] } else { &[] }))
+        .map(|i| {
+            Cluster::leased_node(
+                &registry,
+                &format!("n{i}"),
+                if i == 0 { &["snowflake_id.worker_id = 'auto'"] } else { &[] },
+            )
+        })
         .collect();
     let mut all = HashSet::new();
     let mut workers = HashSet::new();
@@ -112,9 +98,9 @@ const SHORT_LEASE: &str = "snowflake_id.registry_lease = '3s'";
 #[test]
 fn a_worker_id_held_by_a_live_node_is_refused_naming_the_holder() {
     let registry = Cluster::registry();
-    let a = node(&registry, "a", &["snowflake_id.worker_id = 5"]);
+    let a = Cluster::leased_node(&registry, "a", &["snowflake_id.worker_id = 5"]);
     assert!(draw_when_leased(&a, 10).iter().all(|id| worker_of(*id) == 5));
-    let b = node(&registry, "b", &["snowflake_id.worker_id = 5"]);
+    let b = Cluster::leased_node(&registry, "b", &["snowflake_id.worker_id = 5"]);
     // b's keeper asks, is refused, and says why; b issues nothing.
     let deadline = Instant::now() + Duration::from_secs(20);
     let e = loop {
@@ -137,7 +123,7 @@ fn a_worker_id_held_by_a_live_node_is_refused_naming_the_holder() {
 fn a_registry_down_at_start_then_back_lets_ids_flow() {
     let mut registry = Cluster::registry();
     registry.stop();
-    let a = node(&registry, "a", &[]);
+    let a = Cluster::leased_node(&registry, "a", &[]);
     let e = a.sql_error("SELECT snowflake_nextval()");
     assert_eq!(e.code, "55000", "{e:?}");
     assert!(e.message.contains("no worker id yet"), "{e:?}");
@@ -150,7 +136,7 @@ fn a_registry_down_at_start_then_back_lets_ids_flow() {
 #[test]
 fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
     let mut registry = Cluster::registry();
-    let a = node(&registry, "a", &[SHORT_LEASE]);
+    let a = Cluster::leased_node(&registry, "a", &[SHORT_LEASE]);
     draw_when_leased(&a, 100);
     let ceiling_before: i64 =
         a.query_i64("SELECT (extract(epoch FROM lease_ceiling) * 1000)::bigint FROM snowflake_id_status");
@@ -180,12 +166,12 @@ fn a_registry_stopped_under_load_stops_ids_at_the_ceiling_and_they_resume() {
 #[test]
 fn a_paused_node_resumed_after_a_takeover_stops_at_its_ceiling() {
     let registry = Cluster::registry();
-    let a = node(&registry, "a", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
+    let a = Cluster::leased_node(&registry, "a", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
     let before = draw_when_leased(&a, 1_000);
     registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
     let mut a_client = a.connect();
     a.signal_all("STOP");
-    let b = node(&registry, "b", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
+    let b = Cluster::leased_node(&registry, "b", &[SHORT_LEASE, "snowflake_id.worker_id = 9"]);
     let b_ids = draw_when_leased(&b, 1_000);
     a.signal_all("CONT");
     let (a_after, e) = {
@@ -222,7 +208,7 @@ fn a_paused_node_resumed_after_a_takeover_stops_at_its_ceiling() {
 #[test]
 fn split_brain_keeps_the_two_primaries_ranges_apart() {
     let registry = Cluster::registry();
-    let primary = node(&registry, "p", &[SHORT_LEASE, "snowflake_id.worker_id = 3"]);
+    let primary = Cluster::leased_node(&registry, "p", &[SHORT_LEASE, "snowflake_id.worker_id = 3"]);
     let before = draw_when_leased(&primary, 1_000);
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
@@ -247,12 +233,12 @@ fn split_brain_keeps_the_two_primaries_ranges_apart() {
 #[test]
 fn a_clean_stop_hands_the_worker_id_on_at_once_above_the_last_id() {
     let registry = Cluster::registry();
-    let mut a = node(&registry, "a", &["snowflake_id.worker_id = 4"]);
+    let mut a = Cluster::leased_node(&registry, "a", &["snowflake_id.worker_id = 4"]);
     let a_ids = draw_when_leased(&a, 5_000);
     a.stop();
     assert_eq!(lease_row(&registry, 4).2, "free", "{}", a.log());
     let started = Instant::now();
-    let b = node(&registry, "b", &["snowflake_id.worker_id = 4"]);
+    let b = Cluster::leased_node(&registry, "b", &["snowflake_id.worker_id = 4"]);
     let b_ids = draw_when_leased(&b, 5_000);
     assert!(started.elapsed() < Duration::from_secs(20), "the worker id was not free at once");
     assert!(a_ids.iter().max() < b_ids.iter().min());
@@ -269,7 +255,7 @@ fn a_clean_stop_hands_the_worker_id_on_at_once_above_the_last_id() {
 #[test]
 fn a_restart_within_the_lease_goes_on_without_the_registry() {
     let mut registry = Cluster::registry();
-    let mut a = node(&registry, "a", &["snowflake_id.registry_lease = '60s'"]);
+    let mut a = Cluster::leased_node(&registry, "a", &["snowflake_id.registry_lease = '60s'"]);
     let before = draw_when_leased(&a, 1_000);
     registry.stop();
     a.crash();
@@ -334,7 +320,7 @@ fn nodes_follow_a_registry_failover() {
 #[test]
 fn crash_restarts_renew_the_lease_and_stay_near_the_clock() {
     let registry = Cluster::registry();
-    let mut a = node(&registry, "a", &[]);
+    let mut a = Cluster::leased_node(&registry, "a", &[]);
     draw_when_leased(&a, 100);
     for _ in 0..3 {
         a.crash();
@@ -356,12 +342,12 @@ fn crash_restarts_renew_the_lease_and_stay_near_the_clock() {
 #[test]
 fn an_auto_node_that_lost_its_worker_id_takes_another() {
     let registry = Cluster::registry();
-    let a = node(&registry, "a", &[SHORT_LEASE]);
+    let a = Cluster::leased_node(&registry, "a", &[SHORT_LEASE]);
     let first = worker_of(draw_when_leased(&a, 10)[0]);
     registry.sql("UPDATE snowflake_registry_namespaces SET stale_margin = '1s'");
     a.signal_all("STOP");
     thread::sleep(Duration::from_secs(5));
-    let b = node(&registry, "b", &[SHORT_LEASE]);
+    let b = Cluster::leased_node(&registry, "b", &[SHORT_LEASE]);
     assert_eq!(worker_of(draw_when_leased(&b, 10)[0]), first, "b takes the stale worker id");
     a.signal_all("CONT");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -391,11 +377,11 @@ fn a_switch_to_a_lower_worker_id_under_load_never_goes_back() {
     // the switch too, where a lower worker id would sort below it.
     const SEQUENCE: &str = "snowflake_id.sequence_bits = 8";
     let worker = |id: i64| (id >> 8) & 1023;
-    let mut low = node(&registry, "low", &[SEQUENCE]);
+    let mut low = Cluster::leased_node(&registry, "low", &[SEQUENCE]);
     assert_eq!(worker(draw_when_leased(&low, 1)[0]), 0);
     // A lease long enough that the lost one's ceiling is still seconds ahead
     // when the new one is taken: IDs flow under the old worker id meanwhile.
-    let a = node(&registry, "a", &[SEQUENCE, "snowflake_id.registry_lease = '10s'"]);
+    let a = Cluster::leased_node(&registry, "a", &[SEQUENCE, "snowflake_id.registry_lease = '10s'"]);
     assert_eq!(worker(draw_when_leased(&a, 1)[0]), 1);
     // A clean stop releases worker id 0: the lowest free one when a looks again.
     low.stop();

@@ -236,7 +236,8 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
     let cluster = Cluster::registry();
     cluster.sql("CREATE ROLE node LOGIN; CREATE ROLE other LOGIN;");
     cluster.sql(
-        "GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release TO node",
+        "GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release,
+               snowflake_registry_history_of, snowflake_registry_record_history TO node",
     );
     for (role, allowed) in [("node", true), ("other", false)] {
         let mut cfg = cluster.config();
@@ -247,10 +248,63 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
             true => assert!(got.is_ok(), "{role}: {got:?}"),
             false => assert_eq!(got.unwrap_err().0, "42501", "{role}"),
         }
+        let history = c.query("SELECT * FROM snowflake_registry_history_of('default', 0, 1, 1)", &[]);
+        let code = history.map_err(refused).err().map(|e| e.0);
+        let expected = if allowed { "SFL01" } else { "42501" }; // node: allowed, but holds no such lease
+        assert_eq!(code.as_deref(), Some(expected), "{role}");
         // Nobody but the functions writes the tables.
         let e = c.batch_execute("UPDATE snowflake_registry_leases SET ceiling_tick = 0").unwrap_err();
         assert_eq!(refused(e).0, "42501", "{role}");
+        let e = c.batch_execute("DELETE FROM snowflake_registry_history").unwrap_err();
+        assert_eq!(refused(e).0, "42501", "{role}");
     }
+}
+
+fn record_history(c: &mut Client, l: &Lease, from: i64, to: i64, level: i32) -> Result<(), Refused> {
+    c.execute(
+        "SELECT snowflake_registry_record_history('default', $1, $2, $3, $4, $5, $6)",
+        &[&l.worker_id, &l.epoch, &l.token, &from, &to, &level],
+    )
+    .map(|_| ())
+    .map_err(refused)
+}
+
+fn history_of(c: &mut Client, l: &Lease) -> Result<Vec<(i64, i64, i64, i32)>, Refused> {
+    c.query("SELECT * FROM snowflake_registry_history_of('default', $1, $2, $3)", &[&l.worker_id, &l.epoch, &l.token])
+        .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect())
+        .map_err(refused)
+}
+
+/// Past-instant claims are recorded and read only by the lease's holder,
+/// with the lease epoch they were made under, and survive the lease moving
+/// on; a holder's own wider claim at a higher level replaces its narrower.
+#[test]
+fn history_claims_are_recorded_for_the_holder_and_outlive_its_lease() {
+    let cluster = Cluster::registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, Some(3), 1_000, None).unwrap();
+    record_history(&mut c, &a, 100, 200, 1).unwrap();
+    record_history(&mut c, &a, 100, 300, 2).unwrap(); // covers the first
+    record_history(&mut c, &a, 500, 600, 1).unwrap();
+    assert_eq!(history_of(&mut c, &a).unwrap(), vec![(a.epoch, 100, 300, 2), (a.epoch, 500, 600, 1)]);
+    let forged = Lease { token: a.token ^ 1, ..a };
+    assert_eq!(record_history(&mut c, &forged, 0, 10, 1).unwrap_err().0, "SFL01");
+    assert_eq!(history_of(&mut c, &forged).unwrap_err().0, "SFL01");
+    let e = record_history(&mut c, &a, 10, 10, 1).unwrap_err();
+    assert_eq!(e.0, "23514", "an empty interval: {e:?}");
+
+    // b takes 3 over: a's claims stay, and a can record no more.
+    age_all(&mut c);
+    let b = acquire(&mut c, &B, Some(3), 2_000, None).unwrap();
+    assert_eq!(record_history(&mut c, &a, 700, 800, 1).unwrap_err().0, "SFL01");
+    record_history(&mut c, &b, 100, 150, 3).unwrap();
+    assert_eq!(
+        history_of(&mut c, &b).unwrap(),
+        vec![(b.epoch, 100, 150, 3), (a.epoch, 100, 300, 2), (a.epoch, 500, 600, 1)]
+    );
+    // Released: no more records under it either.
+    assert!(release(&mut c, &b, 2_000));
+    assert_eq!(record_history(&mut c, &b, 900, 901, 1).unwrap_err().0, "SFL01");
 }
 
 /// A registry that lost a grant (a crash without durable commits) may hand

@@ -32,7 +32,7 @@
 //! few instructions of [`GeneratorState::next`] and does anything slow
 //! (reading the clock again, fsync, sleeping) between calls.
 
-use crate::{Error, Layout};
+use crate::{history, Error, Layout};
 
 // The mark rule: how far each durable mark reaches (more methods of
 // `GeneratorState`, kept apart so that each file has one job).
@@ -213,7 +213,11 @@ impl GeneratorState {
             return Err(exhausted);
         }
         let from_wall = now.max(0) << s;
-        let candidate = (self.last + 1).max(from_wall);
+        // The top sequence numbers of every millisecond are past-instant
+        // IDs' (invariant 9): a live ID never takes one.
+        let Some(candidate) = history::skip_history(layout, (self.last + 1).max(from_wall)) else {
+            return Err(exhausted);
+        };
         let tick = candidate >> s;
         if tick > self.ceiling {
             return Err(Error::CeilingReached { ceiling: self.ceiling });
@@ -536,7 +540,7 @@ mod tests {
         // Idle for longer than the activity window: no renewal, however close the mark.
         assert_eq!(st.renewal(&layout, 10_200, policy, 10_000, 500), None);
         // A burst that ran the logical clock ahead is due while the wall clock is not.
-        for _ in 0..(700 * 4096) {
+        for _ in 0..(700 * history::live_sequences(&layout)) {
             st.next(&layout, 101, policy, None).unwrap();
         }
         assert_eq!(st.renewal(&layout, 101, policy, 10_000, 500).map(|r| r.0), Some(1_800));
@@ -817,7 +821,8 @@ mod tests {
                     }
                 }
             }
-            assert_eq!(last, layout.max_counter(), "{w}+{s}");
+            // The last live ID: the last tick's top sequence numbers are history slots.
+            assert_eq!(last, layout.max_counter() - history::history_slots(&layout), "{w}+{s}");
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod epoch;
 mod error;
 pub mod generator;
+pub mod history;
 pub mod layout;
 pub mod lease;
 pub mod mark_record;

@@ -20,6 +20,8 @@ pub enum Kind {
     Mark,
     /// A superuser moved the mark past given IDs (`snowflake_advance_past`).
     Advance,
+    /// A claim of history slots for past-instant IDs (`history::Claimed`).
+    History,
 }
 
 impl Kind {
@@ -27,6 +29,7 @@ impl Kind {
         match self {
             Kind::Mark => 0x10,
             Kind::Advance => 0x20,
+            Kind::History => 0x30,
         }
     }
 
@@ -35,6 +38,7 @@ impl Kind {
         match info & 0xF0 {
             0x10 => Some(Kind::Mark),
             0x20 => Some(Kind::Advance),
+            0x30 => Some(Kind::History),
             _ => None,
         }
     }
@@ -45,6 +49,7 @@ impl Kind {
         match self {
             Kind::Mark => c"MARK",
             Kind::Advance => c"ADVANCE",
+            Kind::History => c"HISTORY",
         }
     }
 }
@@ -193,11 +198,11 @@ mod tests {
 
     #[test]
     fn kinds_use_the_high_bits_only() {
-        for kind in [Kind::Mark, Kind::Advance] {
+        for kind in [Kind::Mark, Kind::Advance, Kind::History] {
             assert_eq!(kind.info() & 0x0F, 0);
             assert_eq!(Kind::from_info(kind.info() | 0x03), Some(kind));
         }
-        assert_eq!(Kind::from_info(0x30), None);
+        assert_eq!(Kind::from_info(0x40), None);
     }
 
     #[test]

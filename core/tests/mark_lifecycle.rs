@@ -100,7 +100,8 @@ struct World {
 
 impl World {
     fn new(max_drift_ms: i64) -> World {
-        let layout = Layout::new(0, 2, 0).unwrap(); // 4 IDs per ms: bursts borrow
+        // 16 sequence numbers per ms, 15 live and one history slot: bursts borrow.
+        let layout = Layout::new(0, 4, 0).unwrap();
         let server = || Server { offset: 0, mark: None };
         World {
             layout,
@@ -170,6 +171,11 @@ impl World {
             match decision.step {
                 Step::Issued { counter } => {
                     prop_assert!(counter > self.highest, "ID {counter} not above {}", self.highest);
+                    let sequence = counter & self.layout.max_sequence();
+                    prop_assert!(
+                        sequence < snowflake_id_core::history::live_sequences(&self.layout),
+                        "live ID {counter} in a history slot (sequence {sequence})"
+                    );
                     self.highest = counter;
                     self.issued += 1;
                     return Ok(true);

@@ -6,7 +6,7 @@ use snowflake_id_core::{Layout, Parts};
 
 use crate::pg::report::raise;
 use crate::refusal::raise_core;
-use crate::service::{advance, draw};
+use crate::service::{advance, draw, history};
 use crate::settings::{self, raise_setting};
 
 /// The next ID of this server's shared generator.
@@ -19,6 +19,28 @@ use crate::settings::{self, raise_setting};
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_nextval() -> i64 {
     draw::next_id()
+}
+
+/// A new ID whose time part is `ts` (to the millisecond), for rows that
+/// happened before they got an ID: imports, and re-keyed old rows. Unique
+/// by construction (invariant 9): it takes one of the history slots at the
+/// top of each millisecond's sequence numbers, which live IDs never use,
+/// under a claim made durable before it is returned. When a millisecond's
+/// slots are used up, the next millisecond with one left.
+///
+/// VOLATILE and STRICT (NULL gives NULL). PARALLEL UNSAFE: the slots a
+/// backend may hand out are in its own memory.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn snowflake_nextval_at(ts: TimestampWithTimeZone) -> i64 {
+    if ts.is_infinity() || ts.is_neg_infinity() {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            "snowflake_id: timestamp infinity has no ID".into(),
+            None,
+            Some("Give the instant the row happened at.".into()),
+        );
+    }
+    history::nextval_at(unix_ms_of(ts))
 }
 
 /// Moves this server's generator past `id`: every ID it issues afterwards is

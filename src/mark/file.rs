@@ -22,7 +22,7 @@ use crate::shmem;
 
 pub use snowflake_id_core::state_file::FILE_NAME;
 
-fn data_dir() -> PathBuf {
+pub fn data_dir() -> PathBuf {
     // SAFETY: DataDir is set before any backend runs SQL and never changes after.
     let dir = unsafe { std::ffi::CStr::from_ptr(pgrx::pg_sys::DataDir) };
     PathBuf::from(dir.to_string_lossy().into_owned())
@@ -75,19 +75,26 @@ impl std::fmt::Display for WriteError {
 /// Replaces the state file durably. Called with the state LWLock held, never
 /// with the spinlock.
 pub fn write(stored: &Stored) -> Result<(), WriteError> {
+    replace_durably(FILE_NAME, &stored.render())
+}
+
+/// Replaces file `name` of the data directory with `text` so that a crash
+/// at any point leaves the old text or the new one (see the top of this
+/// file); the history file is written the same way.
+pub fn replace_durably(name: &str, text: &str) -> Result<(), WriteError> {
     // The fsyncs are what a DBA would see this call wait on.
     let _wait = wait_event::report(Wait::MarkSync);
     let dir = data_dir();
-    let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+    let tmp = dir.join(format!("{name}.tmp"));
     fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {
         move |source| WriteError { action, path: path.to_path_buf(), source }
     }
     {
         let mut f = File::create(&tmp).map_err(fail("create", &tmp))?;
-        f.write_all(stored.render().as_bytes()).map_err(fail("write", &tmp))?;
+        f.write_all(text.as_bytes()).map_err(fail("write", &tmp))?;
         f.sync_all().map_err(fail("fsync", &tmp))?;
     }
-    let target = dir.join(FILE_NAME);
+    let target = dir.join(name);
     fs::rename(&tmp, &target).map_err(fail("rename the temporary file to", &target))?;
     File::open(&dir).and_then(|d| d.sync_all()).map_err(fail("fsync the directory", &dir))
 }

@@ -5,4 +5,5 @@
 //! order is the generator service's (`service/writer.rs`).
 
 pub mod file;
+pub mod history_file;
 pub mod wal;

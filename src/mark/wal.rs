@@ -15,11 +15,12 @@ use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use snowflake_id_core::history::Claimed;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::minors::sync_standbys_status_has_bits as status_has_bits;
 use snowflake_id_core::state_file::Stored;
 
-use super::file;
+use super::{file, history_file};
 use crate::pg::clock;
 use crate::pg::wait_event::Wait;
 use crate::pg::KeepGoing;
@@ -61,6 +62,20 @@ pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
         // `as _`: the pointer and length types differ across majors (15: char*, int; 18: void*, uint32).
         pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
         let lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), kind.info());
+        pg_sys::XLogFlush(lsn);
+        lsn
+    }
+}
+
+/// Writes one record carrying a claim of history slots and flushes it;
+/// returns its end LSN.
+pub fn log_history(claimed: &Claimed) -> pg_sys::XLogRecPtr {
+    let data = claimed.encode();
+    // SAFETY: as in log_mark.
+    unsafe {
+        pg_sys::XLogBeginInsert();
+        pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
+        let lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), Kind::History.info());
         pg_sys::XLogFlush(lsn);
         lsn
     }
@@ -224,20 +239,28 @@ unsafe fn payload<'a>(record: *mut pg_sys::XLogReaderState) -> (u8, &'a [u8]) {
     (info, data)
 }
 
-/// Redo: raise the replayed mark and make it durable in the state file.
+/// Redo: raise the replayed mark and make it durable in the state file, or
+/// raise the history slots' level map by a replayed claim and make that
+/// durable in the history file.
 #[pg_guard]
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
-    let (_, data) = payload(record);
+    let (info, data) = payload(record);
+    if Kind::from_info(info) == Some(Kind::History) {
+        let claimed = Claimed::decode(data).unwrap_or_else(|e| refusal::raise_core(&e));
+        history_file::replay(&claimed);
+        return;
+    }
     let stored = mark_record::decode(data).unwrap_or_else(|e| refusal::raise_core(&e));
     file::replay(&stored, (*record).EndRecPtr);
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
-    let (_, data) = payload(record);
-    let text = match mark_record::decode(data) {
-        Ok(stored) => mark_record::describe(&stored),
-        Err(e) => e.to_string(),
+    let (info, data) = payload(record);
+    let text = if Kind::from_info(info) == Some(Kind::History) {
+        Claimed::decode(data).map_or_else(|e| e.to_string(), |c| c.describe())
+    } else {
+        mark_record::decode(data).map_or_else(|e| e.to_string(), |stored| mark_record::describe(&stored))
     };
     pg_sys::appendBinaryStringInfo(buf, text.as_ptr() as *const c_char as _, text.len() as i32);
 }

@@ -1,13 +1,15 @@
 //! The generator service: everything that changes the shared generator.
 //! From the bottom: what a start resumes from (`resume`), making the mark
 //! durable (`writer`), the node's side of the registry lease (`lease`),
-//! starting (`start`), drawing an ID (`draw`), and moving past an ID from
-//! elsewhere (`advance`). The background worker and the SQL functions call
+//! starting (`start`), drawing an ID (`draw`), an ID for a past instant
+//! (`history`), and moving past an ID from elsewhere (`advance`). The background worker and the SQL functions call
 //! in; nothing here calls up to them (a wait is handed what to ask between
 //! polls as a [`writer::KeepGoing`]).
 
 pub mod advance;
 pub mod draw;
+pub mod history;
+pub mod history_lease;
 pub mod lease;
 pub mod resume;
 pub mod start;

@@ -18,6 +18,7 @@ use snowflake_id_core::GeneratorState;
 
 use crate::pg::spinlock::{Guard, SpinLocked};
 
+pub mod history;
 pub mod lease;
 pub mod log_limit;
 pub mod short_text;
@@ -99,6 +100,7 @@ pub fn init() {
         })
     );
     pg_shmem_init!(STATE_IO);
+    history::init();
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

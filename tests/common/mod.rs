@@ -259,6 +259,28 @@ impl Cluster {
         cluster
     }
 
+    /// The line that makes a node lease its worker id from `registry`.
+    pub fn registry_line(&self) -> String {
+        format!(
+            "snowflake_id.registry = 'host={} port={} dbname=postgres user=postgres'",
+            self.socket_dir().display(),
+            self.port
+        )
+    }
+
+    /// A node leasing its worker id from `registry` (see [`Cluster::registry`]),
+    /// named `name`, with `conf` on top; started, extension created.
+    pub fn leased_node(registry: &Cluster, name: &str, conf: &[&str]) -> Cluster {
+        let registry_line = registry.registry_line();
+        let name_line = format!("snowflake_id.node_name = '{name}'");
+        let mut lines = vec!["shared_preload_libraries = 'snowflake_id'", registry_line.as_str(), name_line.as_str()];
+        lines.extend_from_slice(conf);
+        let mut cluster = Cluster::init(&lines);
+        cluster.start();
+        cluster.sql("CREATE EXTENSION snowflake_id");
+        cluster
+    }
+
     /// Preloaded and started, with no extension created in any database.
     pub fn preloaded_without_extension(conf: &[&str]) -> Cluster {
         let mut lines = vec!["shared_preload_libraries = 'snowflake_id'"];

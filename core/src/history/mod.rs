@@ -1,0 +1,34 @@
+//! Where past-instant IDs come from (invariant 9), as pure functions: the
+//! history slots of a millisecond, and the level map that hands them out.
+//!
+//! A past-instant ID for millisecond `t` carries `t`, the server's worker id
+//! and a sequence number among the top [`history_slots`] of the millisecond,
+//! which the live generator never issues ([`skip_history`]): a past-instant
+//! ID can never equal a live one, whatever the instant. The top and not the
+//! bottom because releases before 0.4.0 started every fresh millisecond at
+//! sequence 0: their IDs reach the top slots only in a millisecond that
+//! issued more than [`live_sequences`] IDs on one worker id.
+//!
+//! Which of a millisecond's history slots a caller may use is decided by the
+//! [`LevelMap`]: "every slot below `level` of every millisecond in
+//! `[from, to)` may have been used". A claim raises the level over an
+//! interval and owns the slots between the old maximum and the new level, so
+//! claims that meet in time never share a slot; merging intervals only
+//! raises levels, so the map stays small and is still safe. State per
+//! millisecond is never kept.
+//!
+//! Design and trade-offs: docs/design/past-instants.md.
+
+mod leased;
+mod level_map;
+mod record;
+mod round;
+mod slots;
+mod stored;
+
+pub use leased::{inherited, RecordedClaim};
+pub use level_map::{ClaimError, Interval, LevelMap};
+pub use record::Claimed;
+pub use round::{Grant, Next, Round, RoundError, MAX_COUNTED_MS};
+pub use slots::{history_sequence, history_slots, live_sequences, skip_history};
+pub use stored::{StoredMap, FILE_NAME};

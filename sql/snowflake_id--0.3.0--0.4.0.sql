@@ -1,0 +1,398 @@
+-- snowflake_id 0.3.0 -> 0.4.0: the SQL changes of 0.4.0.
+-- Install the 0.4.0 library first (it serves 0.3.0's definitions as they
+-- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows and
+-- views are untouched; one table is new (section 3). Every SQL change of
+-- 0.4.0 goes in this file, each
+-- under its own heading; the result must equal a fresh install of 0.4.0
+-- (tests/upgrade.rs compares the catalogs).
+\echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
+
+-- ============================================================================
+-- 1. snowflake_nextval_at(ts): IDs for past instants (invariant 9).
+-- ============================================================================
+CREATE  FUNCTION "snowflake_nextval_at"(
+	"ts" timestamp with time zone /* pgrx::datum::time_stamp_with_timezone::TimestampWithTimeZone */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at_wrapper';
+-- History slots are finite (a sixteenth of each millisecond per worker id):
+-- who may spend them is the DBA's choice, as for snowflake_advance_past.
+REVOKE EXECUTE ON FUNCTION snowflake_nextval_at(timestamptz) FROM PUBLIC;
+
+-- ============================================================================
+-- 2. snowflake_convert gains rekey_by: existing keys become past-instant IDs
+--    at their rows' time, through the foreign-key chain (sql/convert.sql).
+-- ============================================================================
+DROP FUNCTION snowflake_convert(regclass, name, boolean);
+-- snowflake_convert: moves one key column of an existing table from a
+-- sequence (serial, identity, DEFAULT nextval(...)) to snowflake_nextval(),
+-- widening it and every foreign-key column that references it (through
+-- further tables) to bigint. With rekey_by, every existing key becomes a
+-- past-instant ID at that row's time (snowflake_nextval_at), in every column
+-- of that chain too. Returns the statements it ran, or with dry_run would
+-- run. It runs in the caller's transaction, as the caller: all or nothing,
+-- and only a table's owner can alter it.
+CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
+    RETURNS SETOF text
+    LANGUAGE plpgsql
+    -- Statements name every object schema-qualified, whatever the caller's search_path.
+    SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+    att record;
+    seq regclass;
+    widen record;
+    w_rels oid[];
+    w_atts int2[];
+    stmts text[] := '{}';
+    blockers text;
+    max_value bigint;
+    next_id bigint;
+    stmt text;
+    time_type regtype;
+    nulls bigint;
+    map text;
+    fk record;
+    fk_adds text[] := '{}';
+BEGIN
+    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = '42501', HINT = 'Only the owner of a table (or a member of its owning role) may convert its key.';
+    END IF;
+    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated, d.oid AS defoid,
+           pg_get_expr(d.adbin, d.adrelid) AS def
+      INTO att
+      FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = '42703';
+    END IF;
+    -- A partition's column follows its partitioned table's: widening or a
+    -- default there alone is refused by PostgreSQL or leaves siblings behind.
+    IF (SELECT relispartition FROM pg_class WHERE oid = tbl) THEN
+        RAISE EXCEPTION '% is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '42809',
+                  HINT = format('Convert the partitioned table: SELECT snowflake_convert(%L, %L);',
+                                pg_partition_root(tbl)::regclass::text, col);
+    END IF;
+    IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of % is of type %, not an integer', col, tbl, format_type(att.atttypid, NULL)
+            USING ERRCODE = '42804', HINT = 'Snowflake IDs are bigint; only smallint, integer and bigint keys can be converted.';
+    END IF;
+
+    -- Already converted: nothing to do, and say so.
+    IF att.def ~ '(^|\.)snowflake_nextval\(\)$' THEN
+        RAISE NOTICE 'column "%" of % already defaults to snowflake_nextval(); nothing to do', col, tbl;
+        RETURN;
+    END IF;
+
+    -- 1. Stop the sequence from feeding the column.
+    IF att.attidentity IN ('a', 'd') THEN
+        -- Dropping the identity drops its internal sequence with it.
+        stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSIF att.def ~ '^nextval\(' THEN
+        SELECT refobjid::regclass INTO seq
+          FROM pg_depend
+         WHERE classid = 'pg_attrdef'::regclass AND objid = att.defoid
+           AND refclassid = 'pg_class'::regclass AND deptype = 'n';
+        stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        -- A serial's own sequence (owned by this column, used by no other
+        -- default) goes with it; a shared sequence stays for its other users.
+        -- The partitions' copies of this default are not other users: DROP
+        -- DEFAULT on a partitioned table drops them too.
+        IF EXISTS (SELECT 1 FROM pg_depend
+                    WHERE classid = 'pg_class'::regclass AND objid = seq AND refobjid = tbl
+                      AND refobjsubid = att.attnum AND deptype = 'a')
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+                            WHERE d.classid = 'pg_attrdef'::regclass AND d.objid <> att.defoid
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid = seq
+                              AND ad.adrelid NOT IN (SELECT relid FROM pg_partition_tree(tbl))) THEN
+            stmts := stmts || format('DROP SEQUENCE %s', seq);
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'column "%" of % is not fed by a sequence (default: %)', col, tbl, coalesce(att.def, 'none')
+            USING ERRCODE = '55000',
+                  HINT = 'snowflake_convert() converts serial, identity and DEFAULT nextval(...) columns; for others run '
+                         'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+    END IF;
+
+    -- The time column of a re-key: a timestamp, on every row.
+    IF rekey_by IS NOT NULL THEN
+        SELECT a.atttypid INTO time_type FROM pg_attribute a
+         WHERE a.attrelid = tbl AND a.attname = rekey_by AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', rekey_by, tbl USING ERRCODE = '42703';
+        END IF;
+        IF time_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+            RAISE EXCEPTION 'column "%" of % is of type %, not a timestamp', rekey_by, tbl, time_type
+                USING ERRCODE = '42804',
+                      HINT = 'rekey_by names the column that holds when each row happened: timestamptz, or timestamp '
+                             '(read in the session''s TimeZone).';
+        END IF;
+        -- No row may come or change while its key is re-keyed (rows
+        -- committed between the map and the UPDATE would keep old keys).
+        IF NOT dry_run THEN
+            EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+        END IF;
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NULL', tbl, rekey_by) INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have no time in column "%"', nulls, tbl, rekey_by
+                USING ERRCODE = '23502',
+                      HINT = format('Give them one first, for example: UPDATE %s SET %I = <when they happened> '
+                                    'WHERE %I IS NULL;', tbl, rekey_by, rekey_by);
+        END IF;
+        -- Times no past-instant ID can have, counted, before anything runs.
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
+                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0))', tbl, rekey_by, rekey_by)
+           INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
+                            nulls, tbl, rekey_by
+                USING ERRCODE = '22023',
+                      HINT = 'An ID can tell a time from the layout''s epoch up to the present; fix those times, or '
+                             'give those rows live IDs after the conversion.';
+        END IF;
+    END IF;
+
+    -- 2. New IDs must be above every existing value (re-keyed values are
+    -- replaced, and past-instant IDs never meet live ones).
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+    IF rekey_by IS NOT NULL THEN
+        max_value := NULL;
+    END IF;
+    next_id := @extschema@.snowflake_from_timestamp(clock_timestamp());
+    BEGIN
+        next_id := greatest(next_id, (SELECT last_id + 1 FROM @extschema@.snowflake_id_status()));
+    EXCEPTION WHEN OTHERS THEN
+        NULL;  -- no generator here (not preloaded): the clock's bound stands
+    END;
+    IF max_value >= next_id THEN
+        RAISE EXCEPTION 'existing value % in %.% is not below the IDs snowflake_nextval() issues now (from %)',
+                        max_value, tbl, quote_ident(col), next_id
+            USING ERRCODE = '22023',
+                  HINT = format('New IDs must be above old ones. If these values are snowflake IDs of this worker id, '
+                                'move the generator past them first (as a superuser): '
+                                'SELECT snowflake_advance_past(max(%I)) FROM %s;', col, tbl);
+    END IF;
+
+    -- 3. Widen to bigint, with every foreign-key column that references the
+    -- key, and those that reference them. On a partitioned table PostgreSQL
+    -- keeps a copy of each foreign key per partition (conparentid names the
+    -- parent's) and refuses to alter a partition's inherited column alone:
+    -- the copies are skipped, and each column is widened on the top of its
+    -- partition tree, whose ALTER TABLE reaches every partition.
+    IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
+        WITH RECURSIVE cols(rel, attnum) AS (
+            SELECT tbl::oid, att.attnum
+            UNION
+            SELECT c.conrelid, c.conkey[k.i]
+              FROM cols
+              JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
+              JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i) ON c.confkey[k.i] = cols.attnum
+        ), tops AS (
+            SELECT DISTINCT coalesce(pg_partition_root(cols.rel), cols.rel) AS rel, a.attname
+              FROM cols JOIN pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.attnum
+        )
+        SELECT array_agg(a.attrelid), array_agg(a.attnum) INTO w_rels, w_atts
+          FROM tops JOIN pg_attribute a ON a.attrelid = tops.rel AND a.attname = tops.attname;
+
+        SELECT string_agg(DISTINCT format('%s (on %s.%I)', r.ev_class::regclass, d.refobjid::regclass, a.attname), ', ')
+          INTO blockers
+          FROM pg_depend d
+          JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+          JOIN unnest(w_rels, w_atts) AS w(rel, attnum) ON d.refclassid = 'pg_class'::regclass
+                                             AND d.refobjid = w.rel AND d.refobjsubid = w.attnum
+          JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+         WHERE r.ev_class <> d.refobjid;
+        -- A dry run shows the plan with what blocks it, as a comment line
+        -- first; a real run stops there.
+        IF blockers IS NOT NULL AND dry_run THEN
+            RETURN NEXT format('-- blocked: cannot widen %s to bigint: used by view or rule %s; drop those views '
+                               '(pg_get_viewdef() shows their definitions), convert, then recreate them', tbl, blockers);
+        ELSIF blockers IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot widen % to bigint: used by view or rule %', tbl, blockers
+                USING ERRCODE = '0A000',
+                      HINT = 'Drop those views (pg_get_viewdef() shows their definitions), convert, then recreate them.';
+        END IF;
+
+        FOR widen IN
+            SELECT w.rel::regclass AS rel, a.attname
+              FROM unnest(w_rels, w_atts) AS w(rel, attnum)
+              JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+             WHERE a.atttypid IN ('smallint'::regtype, 'integer'::regtype)
+             ORDER BY w.rel <> tbl, w.rel::regclass::text, a.attname
+        LOOP
+            stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', widen.rel, widen.attname);
+        END LOOP;
+    END IF;
+
+    -- 3b. Re-key: a map from each old key to a past-instant ID at its row's
+    -- time, made in (time, old key) order so that ties in one millisecond
+    -- keep the old order; every column of the chain rewritten through it,
+    -- with the chain's foreign keys dropped meanwhile and added back after
+    -- (validated then, in one pass each).
+    IF rekey_by IS NOT NULL THEN
+        map := format('pg_temp.snowflake_rekey_%s', tbl::oid);
+        FOR fk IN
+            SELECT c.conrelid::regclass AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
+              FROM pg_constraint c
+             WHERE c.contype = 'f' AND c.conparentid = 0
+               AND EXISTS (SELECT 1 FROM unnest(w_rels) AS w(rel)
+                            WHERE w.rel IN (c.confrelid, coalesce(pg_partition_root(c.confrelid), c.confrelid)))
+             ORDER BY c.conrelid::regclass::text, c.conname
+        LOOP
+            stmts := stmts || format('ALTER TABLE %s DROP CONSTRAINT %I', fk.rel, fk.conname);
+            fk_adds := fk_adds || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.rel, fk.conname, fk.def);
+        END LOOP;
+        -- Every table of the chain, before the map is made.
+        FOR widen IN
+            SELECT DISTINCT w.rel::regclass AS rel FROM unnest(w_rels) AS w(rel) ORDER BY 1
+        LOOP
+            stmts := stmts || format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', widen.rel);
+        END LOOP;
+        -- A map left by an earlier re-key of this table in this session (a
+        -- plain DROP ... IF EXISTS says NOTICE when there is no temp schema).
+        IF to_regclass(map) IS NOT NULL THEN
+            stmts := stmts || format('DROP TABLE %s', map);
+        END IF;
+        stmts := stmts || format(
+            'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
+            'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',
+            map, '@extschema@', col, rekey_by, tbl, rekey_by, col);
+        stmts := stmts || format('ALTER TABLE %s ADD PRIMARY KEY (old)', map);
+        stmts := stmts || format('ANALYZE %s', map);
+        FOR widen IN
+            SELECT w.rel::regclass AS rel, a.attname
+              FROM unnest(w_rels, w_atts) AS w(rel, attnum)
+              JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+             ORDER BY w.rel <> tbl, w.rel::regclass::text, a.attname
+        LOOP
+            stmts := stmts || format('UPDATE %s AS t SET %I = m.new FROM %s AS m WHERE t.%I = m.old',
+                                     widen.rel, widen.attname, map, widen.attname);
+        END LOOP;
+        stmts := stmts || fk_adds;
+    END IF;
+
+    -- 4. The new default.
+    stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_nextval()',
+                             tbl, col, '@extschema@');
+
+    FOREACH stmt IN ARRAY stmts LOOP
+        IF NOT dry_run THEN
+            EXECUTE stmt;
+        END IF;
+        RETURN NEXT stmt;
+    END LOOP;
+END
+$convert$;
+COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean, name) IS
+    'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint, and with rekey_by re-keys the rows to IDs of their own time';
+
+-- ============================================================================
+-- 3. Past-instant IDs under a worker id leased from a registry: the registry
+--    records every claim of history slots (sql/registry.sql).
+-- ============================================================================
+-- Past-instant IDs (snowflake_nextval_at) under a lease: every claim of
+-- history slots a holder made, recorded before the holder used it, so that
+-- the worker id's next holders start above it (only where it was). A
+-- holder's own later claim over the same interval replaces its earlier one.
+CREATE TABLE snowflake_registry_history (
+    namespace text NOT NULL,
+    worker_id integer NOT NULL,
+    lease_epoch bigint NOT NULL,
+    from_tick bigint NOT NULL,
+    to_tick bigint NOT NULL,
+    -- Every history slot below this level of every millisecond of
+    -- [from_tick, to_tick) may have been used.
+    level integer NOT NULL CHECK (level > 0),
+    PRIMARY KEY (namespace, worker_id, lease_epoch, from_tick, to_tick),
+    FOREIGN KEY (namespace, worker_id) REFERENCES snowflake_registry_leases ON DELETE CASCADE,
+    CHECK (to_tick > from_tick)
+);
+COMMENT ON TABLE snowflake_registry_history IS
+    'snowflake_id registry: the history slots (past-instant IDs) each lease of a worker id claimed, by interval';
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
+
+-- Fails with SFL01 unless the caller holds the lease, as a renewal does.
+-- Called by the two functions below, as their owner: not SECURITY DEFINER
+-- itself, and not granted to anyone.
+CREATE FUNCTION snowflake_registry_check_holder(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $holder$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+BEGIN
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_check_holder.namespace
+          AND r.worker_id = snowflake_registry_check_holder.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_check_holder.lease_epoch
+       OR l.holder_token <> snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
+END
+$holder$;
+COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) IS
+    'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
+
+-- The claims of a worker id's history slots, for its holder: what its map
+-- must be raised by before its first claim under the lease.
+CREATE FUNCTION snowflake_registry_history_of(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $history$
+BEGIN
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    RETURN QUERY
+        SELECT h.lease_epoch, h.from_tick, h.to_tick, h.level FROM @extschema@.snowflake_registry_history h
+         WHERE h.namespace = snowflake_registry_history_of.namespace
+           AND h.worker_id = snowflake_registry_history_of.worker_id
+         ORDER BY h.from_tick, h.to_tick;
+END
+$history$;
+COMMENT ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) IS
+    'snowflake_id registry: the history slots claimed on a worker id, for the holder of its lease';
+
+-- Records a claim of history slots by the lease's holder, before the holder
+-- uses it (committed: the node's connection sets synchronous_commit = on).
+-- SFL01 once the lease is lost: the claim is then never used.
+CREATE FUNCTION snowflake_registry_record_history(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
+    from_tick bigint, to_tick bigint, level integer)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $record$
+BEGIN
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    -- The same lease's claims that this one covers at a level at least
+    -- theirs say nothing more.
+    DELETE FROM @extschema@.snowflake_registry_history h
+     WHERE h.namespace = snowflake_registry_record_history.namespace
+       AND h.worker_id = snowflake_registry_record_history.worker_id
+       AND h.lease_epoch = snowflake_registry_record_history.lease_epoch
+       AND h.from_tick >= snowflake_registry_record_history.from_tick
+       AND h.to_tick <= snowflake_registry_record_history.to_tick
+       AND h.level <= snowflake_registry_record_history.level;
+    INSERT INTO @extschema@.snowflake_registry_history AS h
+        VALUES (namespace, worker_id, lease_epoch, from_tick, to_tick, level)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
+END
+$record$;
+COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
+    'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
+REVOKE EXECUTE ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;

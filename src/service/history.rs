@@ -1,0 +1,255 @@
+//! Past-instant IDs (invariant 9): `snowflake_nextval_at(ts)`.
+//!
+//! The per-row path is the core's [`Round`], kept in this backend's memory
+//! for as long as the backend lives: no lock, no write. Only when the round
+//! asks for a claim does a row take the history LWLock, raise the level map,
+//! write the history file and a WAL record, and wait for the synchronous
+//! standbys, in that order, the way a new mark is made durable: a crash
+//! loses only slots never used, and a promoted synchronous standby has every
+//! claim an ID was returned under.
+
+use std::cell::RefCell;
+
+use pgrx::PgSqlErrorCode;
+use snowflake_id_core::history::{
+    history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError, StoredMap,
+    MAX_COUNTED_MS,
+};
+use snowflake_id_core::{epoch, Layout, StoredLayout};
+
+use super::draw::{check_may_issue, generator_settings};
+use super::history_lease::{self, LeaseRef};
+use super::resume::stored_layout;
+use super::writer::query_keeps_going;
+use crate::mark::{history_file, wal};
+use crate::pg::clock::now_unix_ms;
+use crate::pg::report::{check_for_interrupts, raise};
+use crate::refusal::{raise_core, raise_io};
+use crate::settings::names::REGISTRY;
+use crate::settings::registry;
+use crate::shmem;
+use crate::shmem::history::MAX_INTERVALS;
+
+const NEXTVAL_AT: &str = "snowflake_nextval_at()";
+
+thread_local! {
+    /// This backend's round, with the layout and worker id its grants are of.
+    static ROUND: RefCell<Option<(StoredLayout, Round)>> = const { RefCell::new(None) };
+    /// A claim made durable here whose registry raise or wait for the
+    /// synchronous standbys was cut short (an unreachable registry,
+    /// statement_timeout, a cancel): the next call finishes both and then
+    /// uses it, rather than claiming anew each time and spending slots a
+    /// retry loop never gets to use.
+    static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+/// A claim made durable here and not used yet.
+#[derive(Clone, Copy)]
+struct Pending {
+    key: StoredLayout,
+    grant: Grant,
+    /// Its WAL record, which the synchronous standbys must have first.
+    lsn: u64,
+    /// With a leased worker id: the lease it was claimed under, and the
+    /// claim to record in the registry.
+    registry: Option<(LeaseRef, Interval)>,
+}
+
+/// A new ID whose time is `unix_ms` (to the millisecond, or a later one when
+/// that millisecond's history slots are used up).
+pub fn nextval_at(unix_ms: i64) -> i64 {
+    check_may_issue(NEXTVAL_AT);
+    let (layout, worker_id) = generator_settings();
+    let slots = history_slots(&layout);
+    if slots == 0 {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "snowflake_id: a layout with fewer than 4 sequence bits has no room for past-instant IDs".into(),
+            None,
+            Some("snowflake_id.sequence_bits = 4 or more keeps a sixteenth of each millisecond for them.".into()),
+        );
+    }
+    // The clock once per row (and again after a claim, which takes time):
+    // rows at instants that the present has since passed stay allowed; the
+    // limit only moves forward.
+    let mut limit = past_limit(&layout);
+    let tick = checked_tick(&layout, unix_ms, limit);
+    let key = stored_layout(&layout, worker_id);
+    ROUND.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        // Another worker id or layout: the grants are of those. A round that
+        // has counted rows at a million milliseconds starts over (memory).
+        let stale = cell.as_ref().is_none_or(|(k, r)| *k != key || r.counted() > MAX_COUNTED_MS);
+        if stale {
+            *cell = Some((key, Round::new()));
+        }
+        let Some((_, round)) = cell.as_mut() else { unreachable!("set above") };
+        if let Some(pending) = PENDING.with(|p| *p.borrow()) {
+            if pending.key == key {
+                make_usable(&pending);
+                round.granted(pending.grant);
+            }
+            PENDING.with(|p| p.borrow_mut().take());
+        }
+        // One slot a millisecond per claim for rows this session never met
+        // there: a session raises the level of what it spans by its widths.
+        let sparse_width = 1;
+        loop {
+            match round.next(tick, limit, sparse_width) {
+                Ok(Next::Issued { tick, slot }) => {
+                    return layout
+                        .encode(tick, worker_id, history_sequence(&layout, slot))
+                        .unwrap_or_else(|e| raise_core(&e));
+                }
+                Ok(Next::Claim { from, to, at, width }) => {
+                    check_for_interrupts();
+                    match claim(key, slots, (from, to), at, width, limit) {
+                        Ok(grant) => round.granted(grant),
+                        Err(until) => round.full_until(at, until),
+                    }
+                    limit = past_limit(&layout);
+                }
+                Err(RoundError::NoRoom { tick, limit }) => raise(
+                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "snowflake_id: no past-instant ID is left on worker id {worker_id} from {} to now",
+                        epoch::format_unix_ms(layout.epoch_ms().saturating_add(tick))
+                    ),
+                    Some(format!(
+                        "Every one of the {slots} history slots of each millisecond from there up to {} is used.",
+                        epoch::format_unix_ms(layout.epoch_ms().saturating_add(limit))
+                    )),
+                    Some("Import these rows on a server with another snowflake_id.worker_id.".into()),
+                ),
+            }
+        }
+    })
+}
+
+/// The first tick that is not in the past: the wall clock's, or the
+/// layout's end.
+fn past_limit(layout: &Layout) -> i64 {
+    now_unix_ms().saturating_sub(layout.epoch_ms()).min(layout.max_tick().saturating_add(1))
+}
+
+/// The tick of `unix_ms`, or the error for an instant no past-instant ID
+/// can have.
+/// `limit` is [`past_limit`]'s. The instant is formatted only for an error:
+/// on every row it cost an import about a seventh of its time.
+fn checked_tick(layout: &Layout, unix_ms: i64, limit: i64) -> i64 {
+    let tick = unix_ms.saturating_sub(layout.epoch_ms());
+    let at = || epoch::format_unix_ms(unix_ms);
+    if tick < 0 {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!("snowflake_id: {} is before the epoch of the IDs", at()),
+            Some(format!("snowflake_id.epoch is {}.", epoch::format_unix_ms(layout.epoch_ms()))),
+            Some("An ID cannot tell a time before its layout's epoch; keep such rows' time in a column.".into()),
+        );
+    }
+    if tick > layout.max_tick() {
+        raise(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!("snowflake_id: {} is after the last instant the IDs can tell", at()),
+            Some(format!("The layout's timestamp field ends at {}.", epoch::format_unix_ms(layout.last_unix_ms()))),
+            Some("Check the instant: a past instant is before the current millisecond.".into()),
+        );
+    }
+    if tick >= limit {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("snowflake_id: {} is not in the past", at()),
+            Some("snowflake_nextval_at() makes IDs for instants before the current millisecond.".into()),
+            Some("Call snowflake_nextval() for an ID of the present.".into()),
+        );
+    }
+    tick
+}
+
+/// Claims up to `width` history slots of every millisecond of `span` (or of
+/// `at` alone when the span has none left) and makes the claim durable, or
+/// says up to which tick from `at` on nothing is left (at most `limit`).
+///
+/// With a leased worker id the map is first raised by the claims the
+/// registry recorded (once per lease: `inherited`), and the claim is
+/// recorded in the registry before it is used.
+fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
+    let lease = registry::used().then(|| history_lease::current(key.worker_id));
+    // The registry's claims as one map, built outside the lock: a worker id
+    // may have thousands.
+    let mut fetched: Option<LevelMap> = None;
+    let pending = loop {
+        let mut shared = shmem::history::lock();
+        let mut map = if shared.loaded && shared.layout == key {
+            shared.map()
+        } else if shared.loaded {
+            StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key)
+        } else {
+            shared.applied = (-1, 0);
+            let stored = history_file::read().unwrap_or_else(|e| history_file::raise_unreadable(e));
+            StoredMap::for_layout(stored.as_ref(), key)
+        };
+        if let Some(l) = lease.filter(|l| shared.applied != (l.worker_id, l.epoch)) {
+            let Some(recorded) = &fetched else {
+                // Read the registry without holding the lock (a call may
+                // take seconds), then start over.
+                drop(shared);
+                let claims = history_lease::recorded(l).unwrap_or_else(|lost| lost.raise());
+                let mut envelope = LevelMap::envelope(inherited(&claims));
+                envelope.coarsen(MAX_INTERVALS);
+                fetched = Some(envelope);
+                continue;
+            };
+            for i in recorded.intervals() {
+                map.raise(i.from, i.to, i.level);
+            }
+        }
+        let attempt = map.claim(from, to, width, slots).map(|g| (from, to, g)).or_else(|_| {
+            // A full millisecond in the span: the room around `at` only.
+            let (a, b) = map.room_around(at, from, to, slots).unwrap_or((at, at + 1));
+            map.claim(a, b, width, slots).map(|g| (a, b, g))
+        });
+        let Ok((from, to, (base, granted))) = attempt else {
+            return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
+        };
+        map.coarsen(MAX_INTERVALS);
+        // The file first: a crash after it and before the record loses
+        // nothing that was used. Then the record, flushed.
+        history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
+        let lsn = wal::log_history(&Claimed { layout: key, from, to, level: base + granted });
+        shared.set(key, &map);
+        if let Some(l) = lease {
+            shared.applied = (l.worker_id, l.epoch);
+        }
+        let registry = lease.map(|l| (l, Interval { from, to, level: base + granted }));
+        break Pending { key, grant: Grant { from, to, base, width: granted }, lsn, registry };
+    };
+    PENDING.with(|p| *p.borrow_mut() = Some(pending));
+    make_usable(&pending);
+    PENDING.with(|p| p.borrow_mut().take());
+    Ok(pending.grant)
+}
+
+/// What must happen before a claim is used: the registry records it (with a
+/// leased worker id), and the synchronous standbys have its record. Raises
+/// the error when the claim can never be used (the lease is gone), and
+/// forgets it then.
+fn make_usable(pending: &Pending) {
+    if let Some((lease, claim)) = pending.registry {
+        let forget = || PENDING.with(|p| p.borrow_mut().take());
+        if !registry::used() {
+            forget();
+            raise(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "snowflake_id: a past-instant claim made under a registry lease cannot be used any more".into(),
+                Some(format!("{REGISTRY} was emptied before the registry recorded it.")),
+                Some("Call snowflake_nextval_at() again.".into()),
+            );
+        }
+        if let Err(lost) = history_lease::record(lease, claim) {
+            forget();
+            lost.raise();
+        }
+    }
+    wal::wait_for_sync_standbys(pending.lsn, query_keeps_going);
+}
