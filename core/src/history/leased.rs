@@ -4,11 +4,11 @@
 //! history slots is on the server that claimed them. So the registry keeps
 //! every claim made under a lease (its interval, level and lease epoch),
 //! recorded, committed, before a slot of it is used; and before its first
-//! claim under a lease a holder raises its map by the claims it did not
-//! make, so it never owns a slot an earlier holder may have used. One
-//! number per worker id (the highest level) would do too, but a dense
-//! import reaches the top level and would leave every later holder no slot
-//! at any millisecond.
+//! claim after a start or a new lease a holder raises its map by all of
+//! them ([`inherited`]), so it never owns a slot a holder (itself included,
+//! with an older file) may have used. One number per worker id (the
+//! highest level) would be simpler, but a dense import reaches the top
+//! level and would leave every later holder no slot at any millisecond.
 
 use super::level_map::Interval;
 
