@@ -41,6 +41,8 @@ thread_local! {
     /// uses it, rather than claiming anew each time and spending slots a
     /// retry loop never gets to use.
     static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+    /// The start time of the statement this backend's round last drew for.
+    static STATEMENT: std::cell::Cell<i64> = const { std::cell::Cell::new(i64::MIN) };
 }
 
 /// A claim made durable here and not used yet.
@@ -84,6 +86,12 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
             *cell = Some((key, Round::new()));
         }
         let Some((_, round)) = cell.as_mut() else { unreachable!("set above") };
+        // Long claims are for an import: one statement that issues many rows.
+        // SAFETY: reads the top-level statement's start time of this backend.
+        let statement = unsafe { pgrx::pg_sys::GetCurrentStatementStartTimestamp() };
+        if STATEMENT.with(|s| s.replace(statement)) != statement {
+            round.new_statement();
+        }
         if let Some(pending) = PENDING.with(|p| *p.borrow()) {
             if pending.key == key {
                 make_usable(&pending);
