@@ -50,9 +50,9 @@ pub enum RoundError {
 /// import over two years to about a thousand claims.
 const FIRST_SPAN_MS: i64 = 1 << 10;
 const MAX_SPAN_MS: i64 = 1 << 26;
-/// Past that, a round that has issued many rows (an import) may claim up to
-/// 2^16 ms (about a minute) per row it has issued, up to about 50 days. A
-/// session of a thousand rows or fewer claims as above. An import of a
+/// Past that, a statement that has issued many rows (an import) may claim
+/// up to 2^16 ms (about a minute) per row it has issued, up to about 50
+/// days. A statement of a thousand rows or fewer claims as above. An import of a
 /// million rows over two years in time order makes about 50 claims instead
 /// of 1,500 (each waits for two fsyncs and a WAL flush: a few milliseconds,
 /// far more on a busy disk); in random order about 1,000 instead of 1,350
