@@ -63,25 +63,62 @@
 //! A worker id never granted, released, or stale (not renewed for its
 //! horizon plus the namespace's margin, by the registry's clock) is free to
 //! any node. A live one is taken at once only by its holder's own cluster
-//! (same system identifier) when it is either a promoted standby or
-//! point-in-time restore (a later timeline: its old primary may still be
-//! running, and is fenced by the new floor), or the holder itself resuming
-//! the lease it has on disk (same timeline, the lease's epoch and token). A
-//! copy of a data directory on the same timeline with an older lease on disk
-//! is another holder: it waits until the lease is stale.
+//! (same system identifier) when it is a promoted standby or point-in-time
+//! restore (a later timeline: its old primary may still be running, and is
+//! fenced by the new floor). A copy of a data directory on the same timeline
+//! with an older lease on disk is another holder: it waits until the lease
+//! is stale.
+//!
+//! # Copies of a running holder ([`takeover`], [`renewal_instance`])
+//!
+//! A data directory copied from a running holder (a VM snapshot, a
+//! `pg_basebackup` started as a primary) has the holder's lease on disk, its
+//! epoch and token, and its timeline: nothing on disk tells it from the
+//! holder's own restart after a crash. What differs is the process: every
+//! postmaster start draws a random *instance*, which the registry records
+//! with the grant and which every renewal names. A start that presents the
+//! lease on disk (same cluster, timeline, epoch and token) is:
+//!
+//! - the same instance (its keeper restarted, or a crash reinitialised shared
+//!   memory under the same postmaster): the lease goes on, unchanged
+//!   ([`Takeover::Continued`]);
+//! - another instance while the recorded one renewed within [`silence_ms`]:
+//!   refused. A live holder renews at least every [`heartbeat_ms`], so a
+//!   copy of a running node is refused for as long as the original runs;
+//! - another instance after that silence: the recorded one stopped renewing,
+//!   a crash most likely, but possibly a pause or a partition of a holder
+//!   that still issues up to its ceiling, from a disk this start has an
+//!   older copy of. So it is granted anew, above the old ceiling
+//!   ([`Takeover::Resumed`]), like a takeover: a crash restart pays a wait
+//!   of at most [`silence_ms`] and a floor up to a horizon ahead; uniqueness
+//!   pays nothing.
+//!
+//! A renewal or release naming another instance than the recorded one is
+//! refused ([`renewal_instance`]): it comes from a start that went on under
+//! the lease on disk without the registry's answer (unreachable at start,
+//! see [`resumes_unconfirmed`]), beside or after the recorded instance. It
+//! stops at once, not at its ceiling (the other one issues under the same
+//! lease), and asks for a grant like any start; its release would lower the
+//! ceiling to *its* last tick, below what the other one issued, so it
+//! changes nothing. That start issued under the copied lease until then:
+//! a copy started during a registry outage repeats the original's IDs until
+//! its first contact, the one window the rule leaves open. A node older
+//! than 0.4.0 names no instance and is not fenced.
 //!
 //! # The node's side
 //!
 //! A node makes a grant durable with a mark at least one below its floor
 //! ([`grant_mark`]) before using it, so a restart resumes inside it; a lease
-//! on disk on the node's own timeline, not released, is resumed at a restart
-//! without asking the registry ([`resumes_own`]). A node that switches from
-//! another worker id (its lease was lost, it asked for any free one) starts
-//! past the tick of its last ID ([`holder_floor`]). Its mark keeper renews
-//! when the ceiling is within half a horizon of its position, or half a
-//! horizon after the registry's last answer by a monotonic clock
-//! ([`renewal_due`]), so that the registry never sees a live node's lease go
-//! stale because the node's wall clock stepped back.
+//! on disk on the node's own timeline, not released ([`resumes_own`]), is
+//! presented to the registry at a start, and resumed once the registry
+//! answers that it goes on ([`Takeover::Continued`]), or after
+//! [`START_WAIT_MS`] without an answer ([`resumes_unconfirmed`]). A node that
+//! switches from another worker id (its lease was lost, it asked for any
+//! free one) starts past the tick of its last ID ([`holder_floor`]). Its
+//! mark keeper renews when the ceiling is within half a horizon of its
+//! position, or a [`heartbeat_ms`] after the registry's last answer by a
+//! monotonic clock ([`renewal_due`]), so that the registry sees a running
+//! node as running, whatever the node's wall clock does.
 
 use crate::state_file::RegistryLease;
 
@@ -171,6 +208,9 @@ pub struct Holder {
     pub renewed_at_ms: i64,
     /// The horizon of its last grant or renewal.
     pub horizon_ms: i64,
+    /// The postmaster start it was granted to, or that renewed it first
+    /// (none: granted before 0.4.0, or to a node older than that).
+    pub instance: Option<i64>,
 }
 
 /// The node that asks for a worker id.
@@ -181,6 +221,8 @@ pub struct Claimant {
     /// The `(epoch, token)` of the lease on its disk, if any: its own to
     /// resume, or (on a later timeline) its old primary's.
     pub resume: Option<(i64, i64)>,
+    /// Its postmaster start's random identity (none: a node older than 0.4.0).
+    pub instance: Option<i64>,
 }
 
 /// Why a worker id may be granted to a claimant now.
@@ -197,32 +239,93 @@ pub enum Takeover {
     /// so it must not wait for the lease to go stale, and need not: the new
     /// floor fences the old primary off.
     Promoted,
-    /// The holder itself, resuming the lease it has on disk (same cluster,
-    /// timeline, epoch and token): a restart that asks the registry anyway.
+    /// A start presenting the lease on disk (same cluster, timeline, epoch
+    /// and token) after the instance holding it fell silent (or from a node
+    /// older than 0.4.0): a new grant above the old ceiling.
     Resumed,
+    /// The same instance presenting the lease it holds (its keeper restarted,
+    /// or shared memory reinitialised after a crash): the lease goes on as
+    /// it is, no new grant.
+    Continued,
+}
+
+/// Why a worker id may not be granted to a claimant now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busy {
+    /// Another node holds it live (SQLSTATE SFL02).
+    Held,
+    /// Another start of this very lease runs and renews it: the claimant is
+    /// a copy of a running holder's data directory, or the holder restarted
+    /// less than [`silence_ms`] after its last renewal (SFL05).
+    Running,
+}
+
+/// How often a live holder renews at least: a tenth of its horizon (3 s by
+/// default), whatever its ceiling needs, so that the registry can tell a
+/// running holder from a stopped one within [`silence_ms`].
+pub fn heartbeat_ms(horizon_ms: i64) -> i64 {
+    (horizon_ms / 10).max(1)
+}
+
+/// How long the instance holding a lease must have been silent (not
+/// renewed, by the registry's clock) before another start of the same lease
+/// is granted it anew: a quarter of the horizon (7.5 s by default), which
+/// leaves a renewal more than a heartbeat of the way to the registry before
+/// a running holder could be taken for a stopped one (and then only
+/// fenced, never overlapped).
+pub fn silence_ms(horizon_ms: i64) -> i64 {
+    (horizon_ms / 4).max(heartbeat_ms(horizon_ms) + 1)
+}
+
+/// The instance a renewal (or release) leaves recorded, or `Err` (SFL05;
+/// a release does nothing) when it names another instance than the
+/// recorded one: a start that went on under the lease on disk without the
+/// registry's answer, beside (or after) the one the registry knows. One
+/// naming none (a node older than 0.4.0) changes nothing; a lease with none
+/// recorded takes the first one named.
+pub fn renewal_instance(recorded: Option<i64>, caller: Option<i64>) -> Result<Option<i64>, Busy> {
+    match (recorded, caller) {
+        (_, None) => Ok(recorded),
+        (None, Some(c)) => Ok(Some(c)),
+        (Some(r), Some(c)) if r == c => Ok(recorded),
+        _ => Err(Busy::Running),
+    }
 }
 
 /// Whether (and why) the worker id whose current lease is `held` may be
-/// granted to `claimant` now, `now_ms` by the registry's clock; `None` while
-/// another node holds it live. Whoever takes it, the new lease starts above
-/// the old ceiling ([`grant`]): this decides when a takeover may happen,
-/// never whether ranges overlap.
-pub fn takeover(held: Option<&Holder>, claimant: &Claimant, stale_margin_ms: i64, now_ms: i64) -> Option<Takeover> {
-    let Some(held) = held else { return Some(Takeover::Unheld) };
+/// granted to `claimant` now, `now_ms` by the registry's clock, or why not.
+/// Whoever takes it, a new lease starts above the old ceiling ([`grant`]):
+/// this decides when a takeover may happen, never whether ranges overlap.
+/// Only [`Takeover::Continued`] keeps a lease as it is, and only for the
+/// instance it was granted to.
+pub fn takeover(
+    held: Option<&Holder>,
+    claimant: &Claimant,
+    stale_margin_ms: i64,
+    now_ms: i64,
+) -> Result<Takeover, Busy> {
+    let Some(held) = held else { return Ok(Takeover::Unheld) };
     if held.released {
-        return Some(Takeover::Released);
+        return Ok(Takeover::Released);
     }
     if is_stale(held.renewed_at_ms, held.horizon_ms, stale_margin_ms, now_ms) {
-        return Some(Takeover::Stale);
+        return Ok(Takeover::Stale);
     }
     if held.system_identifier != claimant.system_identifier {
-        return None;
+        return Err(Busy::Held);
     }
     if claimant.timeline > held.timeline {
-        return Some(Takeover::Promoted);
+        return Ok(Takeover::Promoted);
     }
-    (claimant.timeline == held.timeline && claimant.resume == Some((held.epoch, held.token)))
-        .then_some(Takeover::Resumed)
+    if claimant.timeline != held.timeline || claimant.resume != Some((held.epoch, held.token)) {
+        return Err(Busy::Held);
+    }
+    match claimant.instance {
+        None => Ok(Takeover::Resumed),
+        Some(i) if held.instance == Some(i) => Ok(Takeover::Continued),
+        Some(_) if held.renewed_at_ms + silence_ms(held.horizon_ms) < now_ms => Ok(Takeover::Resumed),
+        Some(_) => Err(Busy::Running),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -255,7 +358,7 @@ pub fn grant_mark(written: i64, floor: i64) -> i64 {
 }
 
 /// Whether the lease on disk is this server's own to resume at a restart,
-/// without the registry: written on the timeline the server is on (a
+/// once the registry confirms it ([`takeover`]): written on the timeline the server is on (a
 /// promoted standby's lease on disk is its old primary's, which may still be
 /// running under it: that one must be taken over in the registry) and not
 /// released at a clean stop (the registry may have granted it again since).
@@ -289,14 +392,26 @@ pub fn position(clock_tick: i64, last_tick: Option<i64>) -> i64 {
 }
 
 /// Whether the mark keeper renews now: unless the ceiling is more than half
-/// a horizon past the position *and* the registry answered less than half a
-/// horizon ago by a monotonic clock. The first keeps IDs flowing through a
-/// renewal's round trip; the second keeps a live node renewed at least every
-/// half horizon whatever its wall clock does (stepped back, the position
-/// would stand still and the lease would go stale in the registry).
+/// a horizon past the position *and* the registry answered less than a
+/// [`heartbeat_ms`] ago by a monotonic clock. The first keeps IDs flowing
+/// through a renewal's round trip; the second tells the registry the holder
+/// runs (a copy of it is refused while it does), whatever its wall clock
+/// does (stepped back, the position would stand still).
 pub fn renewal_due(ceiling: i64, position: i64, horizon_ms: i64, since_answer_ms: i64) -> bool {
-    let half = horizon_ms / 2;
-    !(ceiling - position > half && since_answer_ms < half)
+    !(ceiling - position > horizon_ms / 2 && since_answer_ms < heartbeat_ms(horizon_ms))
+}
+
+/// How long (ms) a start waits for the registry's answer on the lease it
+/// has on disk before it goes on under it unconfirmed: a registry that does
+/// not answer must not stop a restarted node that could issue, and a copy
+/// that goes on this way is refused at its first renewal that reaches the
+/// registry ([`renewal_instance`]).
+pub const START_WAIT_MS: i64 = 5_000;
+
+/// Whether a start, `since_start_ms` after its keeper began asking without
+/// an answer from the registry, goes on under the lease on disk.
+pub fn resumes_unconfirmed(since_start_ms: i64) -> bool {
+    since_start_ms >= START_WAIT_MS
 }
 
 #[cfg(test)]
@@ -341,16 +456,17 @@ mod tests {
             released: false,
             renewed_at_ms: 10_000,
             horizon_ms: 30_000,
+            instance: Some(41),
         };
-        let other = Claimant { system_identifier: 9, timeline: 2, resume: None };
-        let own = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)) };
-        assert_eq!(takeover(None, &other, 0, 0), Some(Takeover::Unheld));
-        assert_eq!(takeover(Some(&held), &other, 10_000, 50_000), None);
-        assert_eq!(takeover(Some(&held), &other, 10_000, 50_001), Some(Takeover::Stale));
-        assert_eq!(takeover(Some(&Holder { released: true, ..held }), &other, 0, 0), Some(Takeover::Released));
-        assert_eq!(takeover(Some(&held), &own, 10_000, 20_000), Some(Takeover::Resumed));
+        let other = Claimant { system_identifier: 9, timeline: 2, resume: None, instance: Some(5) };
+        let own = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)), instance: Some(41) };
+        assert_eq!(takeover(None, &other, 0, 0), Ok(Takeover::Unheld));
+        assert_eq!(takeover(Some(&held), &other, 10_000, 50_000), Err(Busy::Held));
+        assert_eq!(takeover(Some(&held), &other, 10_000, 50_001), Ok(Takeover::Stale));
+        assert_eq!(takeover(Some(&Holder { released: true, ..held }), &other, 0, 0), Ok(Takeover::Released));
+        assert_eq!(takeover(Some(&held), &own, 10_000, 20_000), Ok(Takeover::Continued));
         let promoted = Claimant { timeline: 3, resume: None, ..own };
-        assert_eq!(takeover(Some(&held), &promoted, 10_000, 20_000), Some(Takeover::Promoted));
+        assert_eq!(takeover(Some(&held), &promoted, 10_000, 20_000), Ok(Takeover::Promoted));
         // A copy with an older lease on disk, or none, or an older timeline: another holder.
         for claimant in [
             Claimant { resume: Some((2, 77)), ..own },
@@ -358,8 +474,40 @@ mod tests {
             Claimant { resume: None, ..own },
             Claimant { timeline: 1, ..own },
         ] {
-            assert_eq!(takeover(Some(&held), &claimant, 10_000, 20_000), None, "{claimant:?}");
+            assert_eq!(takeover(Some(&held), &claimant, 10_000, 20_000), Err(Busy::Held), "{claimant:?}");
         }
+    }
+
+    #[test]
+    fn a_copy_of_a_running_holder_is_refused_and_a_crash_restart_granted_anew() {
+        let held = Holder {
+            epoch: 3,
+            token: 77,
+            system_identifier: 1,
+            timeline: 2,
+            released: false,
+            renewed_at_ms: 10_000,
+            horizon_ms: 30_000,
+            instance: Some(41),
+        };
+        // Another start (a copy, or a restart) with the lease on disk.
+        let copy = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)), instance: Some(42) };
+        assert_eq!((heartbeat_ms(30_000), silence_ms(30_000)), (3_000, 7_500));
+        assert_eq!(takeover(Some(&held), &copy, 10_000, 17_500), Err(Busy::Running), "renewed 7.5 s ago");
+        assert_eq!(takeover(Some(&held), &copy, 10_000, 17_501), Ok(Takeover::Resumed), "silent: a new grant");
+        // Granted before 0.4.0 (no instance recorded): any start waits for the silence.
+        let unknown = Holder { instance: None, ..held };
+        assert_eq!(takeover(Some(&unknown), &copy, 10_000, 12_000), Err(Busy::Running));
+        // A node older than 0.4.0 names no instance: as before, not fenced.
+        assert_eq!(takeover(Some(&held), &Claimant { instance: None, ..copy }, 10_000, 12_000), Ok(Takeover::Resumed));
+        // Renewals.
+        assert_eq!(renewal_instance(Some(41), Some(41)), Ok(Some(41)));
+        assert_eq!(renewal_instance(None, Some(42)), Ok(Some(42)));
+        assert_eq!(renewal_instance(Some(41), None), Ok(Some(41)));
+        assert_eq!(renewal_instance(Some(41), Some(42)), Err(Busy::Running));
+        // A tiny horizon still leaves the silence longer than the heartbeat.
+        assert!(silence_ms(4) > heartbeat_ms(4));
+        assert!(!resumes_unconfirmed(START_WAIT_MS - 1) && resumes_unconfirmed(START_WAIT_MS));
     }
 
     #[test]
@@ -380,6 +528,6 @@ mod tests {
         assert_eq!(position(10, None), 10);
         assert!(!renewal_due(30_000, 10_000, 30_000, 1_000));
         assert!(renewal_due(25_000, 10_000, 30_000, 1_000), "ceiling within half a horizon");
-        assert!(renewal_due(30_000, 10_000, 30_000, 15_000), "half a horizon since the last answer");
+        assert!(renewal_due(30_000, 10_000, 30_000, 3_000), "a heartbeat since the last answer");
     }
 }

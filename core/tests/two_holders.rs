@@ -11,8 +11,12 @@
 //! and being set right; the registry's clock stepping; a server frozen (a
 //! VM pause) while the other runs; a server partitioned from the registry
 //! (calls fail) or losing the answers (calls commit, the answer is lost);
-//! crashes (`kill -9`: memory lost, the state file kept), clean stops
-//! (release) and the keeper alone restarted; a server rebuilt as the
+//! crashes (`kill -9` of the postmaster: memory lost, the state file kept,
+//! a new instance; or of a backend: shared memory reinitialised under the
+//! same postmaster), clean stops (release) and the keeper alone restarted;
+//! a running server's data directory copied onto the other and started as
+//! a primary on the same timeline (a VM snapshot, a `pg_basebackup`
+//! started as a primary); a server rebuilt as the
 //! streaming standby of the other (same system identifier, its state file)
 //! and promoted (a later timeline, its state file as replayed up to some
 //! point) while the old primary goes on (split brain); the registry losing
@@ -48,7 +52,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proptest::prelude::*;
 use snowflake_id_core::generator::MAX_SKEWED_ADVANCE_MS;
-use snowflake_id_core::lease::{self, Claimant, Holder, Range, Takeover};
+use snowflake_id_core::lease::{self, Busy, Claimant, Holder, Range, Takeover};
 use snowflake_id_core::state_file::{resume_clocks, resume_floor, RegistryLease, Stored};
 use snowflake_id_core::{Clocks, Error, GeneratorState, Layout, Policy, Step, StoredLayout};
 
@@ -86,8 +90,13 @@ enum Ev {
     /// A server is frozen this long while the other runs.
     Pause(usize, i64),
     Link(usize, Link),
-    /// `kill -9` and restart: memory lost, the state file kept.
-    Crash(usize),
+    /// `kill -9` and restart: memory lost, the state file kept; with
+    /// `true` only shared memory is reinitialised (a backend crashed: the
+    /// postmaster, and its instance, go on).
+    Crash(usize, bool),
+    /// The server's data directory is copied onto the other, which starts
+    /// from it as a primary on the same timeline while this one runs on.
+    Copy(usize),
     /// A clean stop (the lease released) and restart.
     Stop(usize),
     /// Only the mark keeper is terminated (it releases the lease) and restarted.
@@ -118,7 +127,8 @@ fn ev() -> impl Strategy<Value = Ev> {
         2 => (node(), 1_000i64..20_000).prop_map(|(n, ms)| Ev::Pause(n, ms)),
         3 => (node(), prop_oneof![Just(Link::Up), Just(Link::Down), Just(Link::AnswersLost)])
             .prop_map(|(n, l)| Ev::Link(n, l)),
-        2 => node().prop_map(Ev::Crash),
+        2 => (node(), prop_oneof![Just(false), Just(true)]).prop_map(|(n, reinit)| Ev::Crash(n, reinit)),
+        2 => node().prop_map(Ev::Copy),
         2 => node().prop_map(Ev::Stop),
         1 => node().prop_map(Ev::KeeperRestart),
         1 => node().prop_map(Ev::Rebuild),
@@ -230,10 +240,16 @@ impl Registry {
             }
         };
         let old = self.rows.get(&wanted);
-        let Some(kind) = lease::takeover(old.map(|r| &r.holder), &claimant, self.margin, now) else {
-            return Err("SFL02");
+        let kind = match lease::takeover(old.map(|r| &r.holder), &claimant, self.margin, now) {
+            Ok(kind) => kind,
+            Err(Busy::Held) => return Err("SFL02"),
+            Err(Busy::Running) => return Err("SFL05"),
         };
         self.kinds.push(kind);
+        if let (Takeover::Continued, Some(old)) = (kind, old) {
+            let (holder, range) = (old.holder, old.range);
+            return Ok(Granted { worker_id: wanted, epoch: holder.epoch, token: holder.token, range });
+        }
         self.next_token += 1;
         let range = lease::grant(old.map(|r| r.range.ceiling), tick, horizon_ms);
         let holder = Holder {
@@ -244,6 +260,7 @@ impl Registry {
             released: false,
             renewed_at_ms: now,
             horizon_ms,
+            instance: claimant.instance,
         };
         self.rows.insert(wanted, Row { holder, range });
         Ok(Granted { worker_id: wanted, epoch: holder.epoch, token: holder.token, range })
@@ -256,12 +273,14 @@ impl Registry {
         worker_id: i64,
         epoch: i64,
         token: i64,
+        instance: i64,
         node_tick: i64,
         horizon_ms: i64,
     ) -> Result<i64, &'static str> {
         let row = self.rows.get_mut(&worker_id);
         let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
         let row = row.ok_or("SFL01")?;
+        row.holder.instance = lease::renewal_instance(row.holder.instance, Some(instance)).map_err(|_| "SFL05")?;
         let tick = lease::request_tick(node_tick, now);
         row.range.ceiling = lease::renew(row.range, tick, horizon_ms);
         row.holder.horizon_ms = horizon_ms;
@@ -270,9 +289,18 @@ impl Registry {
     }
 
     /// `snowflake_registry_release`.
-    fn release(&mut self, worker_id: i64, epoch: i64, token: i64, last_tick: i64) -> Result<bool, &'static str> {
+    fn release(
+        &mut self,
+        worker_id: i64,
+        epoch: i64,
+        token: i64,
+        instance: i64,
+        last_tick: i64,
+    ) -> Result<bool, &'static str> {
         let row = self.rows.get_mut(&worker_id);
-        match row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released) {
+        let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
+        // Another start's last tick says nothing of what the recorded one issued.
+        match row.filter(|r| lease::renewal_instance(r.holder.instance, Some(instance)).is_ok()) {
             Some(row) => {
                 row.range.ceiling = lease::release(row.range, last_tick);
                 row.holder.released = true;
@@ -307,6 +335,14 @@ struct Memory {
     lease: Option<RegistryLease>,
     /// `Keeper::answered_at`, by a monotonic clock (real time here).
     answered_at: i64,
+    /// When the keeper began (real time): a start waits this long for the
+    /// registry's answer on the lease on disk (`resumes_unconfirmed`).
+    started_at: i64,
+    /// Whether the registry answered anything since the keeper began: a
+    /// start it answered once (refused, say) never goes on unconfirmed.
+    heard: bool,
+    /// The lease in force was restored from disk without the registry's answer.
+    unconfirmed: bool,
     forget_stored: bool,
     /// The model's name of the grant the lease in force belongs to (its token
     /// as granted; a closed lease keeps the name of the grant it closed).
@@ -322,6 +358,9 @@ impl Memory {
             worker_id: -1,
             lease: None,
             answered_at: real,
+            started_at: real,
+            heard: false,
+            unconfirmed: false,
             forget_stored: false,
             grant: None,
         }
@@ -334,6 +373,8 @@ struct Server {
     horizon: i64,
     system: u64,
     timeline: i64,
+    /// The postmaster's random identity, drawn at each start.
+    instance: i64,
     /// As a streaming standby: of which server, its base backup's state file
     /// and the marks replayed since.
     standby_of: Option<usize>,
@@ -350,6 +391,12 @@ struct Server {
     reference: (i64, i64),
     /// The last ID of this server (invariants 1 and 5), if any must be exceeded.
     last_id: Option<i64>,
+    /// A copy that has not taken a grant of its own since it was made: what
+    /// it issues under the copied lease on disk, gone on with unconfirmed
+    /// (`Memory::unconfirmed`), is the documented window
+    /// (`a_copy_started_while_the_registry_is_unreachable_issues_until_its_first_contact`),
+    /// not checked for uniqueness.
+    copied: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -375,6 +422,7 @@ struct World {
     /// Restarts and clocks set right, any server (see `allowance`).
     restarts: i64,
     set_rights: i64,
+    next_instance: i64,
     /// Per worker id: the previous grant's floor, the highest (capped)
     /// position bound any holder sent, the largest horizon.
     reach: HashMap<i64, (i64, i64, i64)>,
@@ -396,6 +444,12 @@ struct Stats {
     lost: u64,
     /// Promotions while the old primary ran on.
     promotions: u64,
+    /// Copies started while the original ran, and starts the registry
+    /// refused as another instance of a running lease.
+    copies: u64,
+    refused_starts: u64,
+    /// IDs a copy issued before its first contact with the registry.
+    window: u64,
 }
 
 type Check = Result<(), TestCaseError>;
@@ -407,6 +461,7 @@ impl World {
             horizon: config.horizon[i],
             system: 7_000 + i as u64,
             timeline: 1,
+            instance: 100 + i as i64,
             standby_of: None,
             base: None,
             replayed: vec![],
@@ -416,6 +471,7 @@ impl World {
             mem: Memory::new(START_MS),
             reference: (START_MS, START_MS),
             last_id: None,
+            copied: false,
         };
         World {
             layout: Layout::new(1, 2, 0).unwrap(), // two worker ids, 4 IDs per ms: bursts borrow
@@ -435,6 +491,7 @@ impl World {
             ids: HashSet::new(),
             restarts: 0,
             set_rights: 0,
+            next_instance: 1_000,
             reach: HashMap::new(),
             issued: 0,
             log: vec![],
@@ -535,24 +592,16 @@ impl World {
         GeneratorState::resume(&self.layout, floor, resume_clocks(stored.as_ref(), &self.layout), now)
     }
 
-    /// `start`.
+    /// `start`: the lease in force, if the keeper put one in force; a lease
+    /// on disk waits for the registry's answer (`Keeper::acquire`).
     fn start(&mut self, n: usize, worker_id: i64) {
         if self.servers[n].mem.generator.is_some() {
             return;
         }
-        let own = self.own_stored_lease(n);
         let now = self.clock(n);
         let generator = self.resumed(n, worker_id, now);
         let mem = &mut self.servers[n].mem;
         mem.generator = Some(generator);
-        if mem.lease.is_none() {
-            if let Some((w, lease)) = own {
-                mem.lease = Some(lease);
-                mem.worker_id = w;
-                mem.state = State::Held;
-                mem.grant = Some(lease.token);
-            }
-        }
         let lease = mem.lease;
         let g = mem.generator.as_mut().expect("just set");
         g.enter_lease(&self.layout, lease.map_or(0, |l| l.floor), lease.map_or(-1, |l| l.ceiling), now);
@@ -592,16 +641,8 @@ impl World {
         if !self.primary(n) {
             return Ok(false);
         }
-        // registry_worker_id
-        let mem = self.servers[n].mem;
-        match (mem.lease.is_some(), mem.generator.is_some()) {
-            (true, _) => {}
-            (false, false) => match self.own_stored_lease(n) {
-                Some((w, _)) => self.start(n, w),
-                None => return Ok(false),
-            },
-            (false, true) => return Ok(false),
-        }
+        // registry_worker_id: no lease in force, no ID (one on disk waits
+        // for the keeper to hear from the registry).
         if self.servers[n].mem.lease.is_none() {
             return Ok(false);
         }
@@ -655,6 +696,8 @@ impl World {
 
     /// `take_lease`: a grant made durable, then used.
     fn take_lease(&mut self, n: usize, worker_id: i64, lease: RegistryLease) {
+        self.servers[n].copied = false;
+        self.servers[n].mem.unconfirmed = false;
         if self.servers[n].mem.generator.is_none() {
             let now = self.clock(n);
             let g = self.resumed(n, worker_id, now);
@@ -736,7 +779,6 @@ impl World {
 
     /// `Keeper::turn`.
     fn turn(&mut self, n: usize) -> Check {
-        self.restore_own_lease(n);
         let clock = self.clock(n);
         let mem = self.servers[n].mem;
         let last_tick = mem.generator.map(|g| g.last_counter() >> self.layout.sequence_bits()).filter(|t| *t >= 0);
@@ -753,9 +795,23 @@ impl World {
             (State::Held, Some(l)) => self.renew(n, l, now)?,
             _ => self.acquire(n, now)?,
         };
+        self.servers[n].mem.heard |= !matches!(outcome, Err(Failure::Unreachable));
         match outcome {
             Ok(()) => self.servers[n].mem.answered_at = self.real,
-            Err(Failure::Refused("SFL01")) => self.servers[n].mem.state = State::Lost,
+            Err(Failure::Refused("SFL01")) if self.servers[n].mem.lease.is_some() => {
+                self.servers[n].mem.state = State::Lost
+            }
+            // `stop_at_once`: another start of this very lease runs (this
+            // one went on unconfirmed): not one more ID under it, not even
+            // up to the ceiling, which the other one issues under too.
+            Err(Failure::Refused("SFL05")) if self.servers[n].mem.lease.is_some() => {
+                let layout = self.layout;
+                let mem = &mut self.servers[n].mem;
+                mem.state = State::Lost;
+                if let Some(g) = mem.generator.as_mut() {
+                    g.set_ceiling(&layout, -1);
+                }
+            }
             Err(_) => {}
         }
         Ok(())
@@ -787,9 +843,15 @@ impl World {
         let s = &self.servers[n];
         let (system, timeline, fixed, horizon) = (s.system, s.timeline, s.fixed, s.horizon);
         let resumable = self.stored_lease(n).filter(|_| fixed.is_some() || !s.mem.forget_stored);
+        let own = resumable.filter(|(_, l)| lease::resumes_own(l, timeline) && s.mem.lease.is_none());
+        let (since_start, heard) = (self.real - s.mem.started_at, s.mem.heard);
         let wanted = fixed.or(resumable.map(|(w, _)| w));
-        let claimant =
-            Claimant { system_identifier: system, timeline, resume: resumable.map(|(_, l)| (l.epoch, l.token)) };
+        let claimant = Claimant {
+            system_identifier: system,
+            timeline,
+            resume: resumable.map(|(_, l)| (l.epoch, l.token)),
+            instance: Some(s.instance),
+        };
         let max_worker = self.layout.max_worker_id();
         // What the registry may add to ceilings is noted whether or not the answer arrives.
         let before = self.registry.rows.clone();
@@ -799,13 +861,32 @@ impl World {
             self.granted(w, &row)?;
             self.note_request(w, horizon, n);
         }
-        if matches!(&result, Err(Failure::Refused("SFL02"))) && fixed.is_none() {
+        if matches!(&result, Err(Failure::Refused("SFL02" | "SFL05"))) && fixed.is_none() {
             self.servers[n].mem.forget_stored = true;
         }
+        self.stats.refused_starts += u64::from(matches!(&result, Err(Failure::Refused("SFL05"))));
         let granted = match result {
             Ok(g) => g,
+            // No answer for START_WAIT_MS: on under the lease on disk.
+            Err(Failure::Unreachable) if own.is_some() && !heard && lease::resumes_unconfirmed(since_start) => {
+                self.restore_own_lease(n);
+                self.servers[n].mem.unconfirmed = true;
+                return Ok(Err(Failure::Unreachable));
+            }
             Err(e) => return Ok(Err(e)),
         };
+        // The lease on disk goes on (the same instance): as it is.
+        if own.is_some_and(|(w, l)| (w, l.epoch, l.token) == (granted.worker_id, granted.epoch, granted.token)) {
+            self.restore_own_lease(n);
+            let mem = &mut self.servers[n].mem;
+            if let Some(g) = mem.generator.as_mut() {
+                g.set_ceiling(&self.layout, lease::raised_ceiling(g.ceiling(), granted.range.ceiling));
+            }
+            if let Some(l) = mem.lease.as_mut() {
+                l.ceiling = lease::raised_ceiling(l.ceiling, granted.range.ceiling);
+            }
+            return Ok(Ok(()));
+        }
         let lease = RegistryLease {
             epoch: granted.epoch,
             token: granted.token,
@@ -842,7 +923,8 @@ impl World {
         self.check_position(n, now)?;
         let (worker_id, horizon) = (self.servers[n].mem.worker_id, self.servers[n].horizon);
         self.note_request(worker_id, horizon, n);
-        let result = self.call(n, |r, at| r.renew(at, worker_id, lease.epoch, lease.token, now, horizon));
+        let instance = self.servers[n].instance;
+        let result = self.call(n, |r, at| r.renew(at, worker_id, lease.epoch, lease.token, instance, now, horizon));
         let ceiling = match result {
             Ok(c) => c,
             Err(e) => return Ok(Err(e)),
@@ -866,17 +948,51 @@ impl World {
         let mem = self.servers[n].mem;
         let (State::Held, Some(lease)) = (mem.state, mem.lease) else { return };
         let Some(last) = self.close_lease(n) else { return };
-        let worker_id = mem.worker_id;
-        if self.call(n, |r, _| r.release(worker_id, lease.epoch, lease.token, last)).is_ok() {
+        let (worker_id, instance) = (mem.worker_id, self.servers[n].instance);
+        if self.call(n, |r, _| r.release(worker_id, lease.epoch, lease.token, instance, last)).is_ok() {
             self.servers[n].mem.state = State::Lost;
         }
     }
 
     // ----- what happens to servers -----
 
+    /// The postmaster restarts: memory lost, a new instance.
     fn restart(&mut self, n: usize) {
+        self.reinit(n);
+        self.next_instance += 1;
+        self.servers[n].instance = self.next_instance;
+    }
+
+    /// Shared memory and the keeper start anew under the same postmaster.
+    fn reinit(&mut self, n: usize) {
         self.servers[n].mem = Memory::new(self.real);
         self.restarts += 1;
+    }
+
+    /// Server `n`'s data directory, copied while it runs, starts on the
+    /// other as a primary on the same timeline: the other's own past is
+    /// gone, the copy is a server of its own (its IDs need not exceed what
+    /// it issued before, only never equal anyone's).
+    fn copy(&mut self, n: usize) {
+        let m = 1 - n;
+        if !self.primary(n) {
+            return;
+        }
+        let reference = self.reference(n);
+        self.restart(m);
+        let (system, timeline, disk) = (self.servers[n].system, self.servers[n].timeline, self.servers[n].disk);
+        let s = &mut self.servers[m];
+        s.standby_of = None;
+        s.system = system;
+        s.timeline = timeline;
+        s.disk = disk;
+        s.base = None;
+        s.replayed.clear();
+        s.last_id = None;
+        s.copied = true;
+        self.raise_reference(m, reference);
+        self.stats.copies += u64::from(disk.is_some_and(|d| d.registry.is_some()));
+        self.log.push(format!("{}: server {n} copied onto server {m}", self.real));
     }
 
     fn rebuild(&mut self, n: usize) {
@@ -888,6 +1004,7 @@ impl World {
         let (system, timeline, disk) = (self.servers[m].system, self.servers[m].timeline, self.servers[m].disk);
         let s = &mut self.servers[n];
         s.standby_of = Some(m);
+        s.copied = false;
         s.system = system;
         s.timeline = timeline;
         s.base = disk;
@@ -937,6 +1054,10 @@ impl World {
         self.issued += 1;
         let id = self.layout.id_from_counter(counter, worker_id);
         let tick = counter >> self.layout.sequence_bits();
+        if self.servers[n].copied && self.servers[n].mem.unconfirmed {
+            self.stats.window += 1;
+            return Ok(());
+        }
         prop_assert!(self.ids.insert(id), "server {n}: ID {id} (tick {tick}, worker {worker_id}) issued twice");
         if let Some(last) = self.servers[n].last_id {
             prop_assert!(id > last, "server {n}: ID {id} (tick {tick}) not above its last {last}");
@@ -1002,7 +1123,9 @@ impl World {
                 }
             }
             Ev::Link(n, link) => self.servers[n].link = link,
-            Ev::Crash(n) => self.restart(n),
+            Ev::Crash(n, false) => self.restart(n),
+            Ev::Crash(n, true) => self.reinit(n),
+            Ev::Copy(n) => self.copy(n),
             Ev::Stop(n) => {
                 if self.primary(n) {
                     self.release(n);
@@ -1164,13 +1287,101 @@ fn the_random_histories_reach_every_case() {
         total.switched += w.stats.switched;
         total.lost += w.stats.lost;
         total.promotions += w.stats.promotions;
+        total.copies += w.stats.copies;
+        total.refused_starts += w.stats.refused_starts;
         for kind in &w.registry.kinds {
             *kinds.entry(format!("{kind:?}")).or_default() += 1;
         }
     }
     eprintln!("{total:?} {kinds:?}");
-    for kind in ["Unheld", "Released", "Stale", "Promoted", "Resumed"] {
+    for kind in ["Unheld", "Released", "Stale", "Promoted", "Resumed", "Continued"] {
         assert!(kinds.get(kind).copied().unwrap_or(0) > 0, "no {kind} grant in {kinds:?}");
     }
     assert!(total.superseded > 0 && total.switched > 0 && total.lost > 0 && total.promotions > 0, "{total:?}");
+    assert!(total.copies > 0 && total.refused_starts > 0, "{total:?}");
+}
+
+/// A copy of a running holder's data directory (same cluster, timeline,
+/// lease on disk) issues nothing while the holder runs and renews: the
+/// registry refuses its start (SFL05), and the holder keeps its grant. A
+/// crash restart of the holder is granted anew once the old instance has
+/// been silent; a crash that only reinitialised shared memory goes on at once.
+#[test]
+fn a_copy_is_refused_while_its_original_runs_and_a_crash_restart_waits_for_the_silence() {
+    let config = Config {
+        fixed: [Some(0), Some(0)],
+        horizon: [3_000, 3_000],
+        margin: 0,
+        max_drift: 1_000,
+        lossy_registry: false,
+    };
+    let mut w = World::new(config);
+    let first = [Ev::Keeper(0), Ev::Draw(0, 5), Ev::Pass(100), Ev::Keeper(0)];
+    for ev in first.iter().chain(&[Ev::Copy(0)]) {
+        w.apply(ev).unwrap();
+    }
+    let grant = w.servers[0].mem.grant;
+    for _ in 0..40 {
+        for ev in [Ev::Keeper(1), Ev::Draw(1, 3), Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 1)] {
+            w.apply(&ev).unwrap();
+        }
+    }
+    assert_eq!(w.servers[1].last_id, None, "the copy issued");
+    assert!(w.stats.refused_starts >= 40, "{:?}", w.stats);
+    assert_eq!(w.servers[0].mem.grant, grant, "the original lost its grant");
+    assert!(w.servers[0].last_id.is_some());
+
+    // A backend crash: the same postmaster, the lease goes on at once.
+    let grants = w.grants.len();
+    for ev in [Ev::Crash(0, true), Ev::Keeper(0), Ev::Draw(0, 1)] {
+        w.apply(&ev).unwrap();
+    }
+    assert_eq!((w.grants.len(), w.servers[0].mem.grant), (grants, grant), "a reinit went on under its lease");
+    // The postmaster crashes: refused until the old instance is silent, then a new grant.
+    let issued = w.issued;
+    for ev in [Ev::Crash(0, false), Ev::Keeper(0), Ev::Draw(0, 1)] {
+        w.apply(&ev).unwrap();
+    }
+    assert_eq!(w.issued, issued, "a restart issued while its old instance could be running");
+    for ev in [Ev::Pass(lease::silence_ms(3_000) + 1), Ev::Keeper(0), Ev::Draw(0, 1)] {
+        w.apply(&ev).unwrap();
+    }
+    assert_eq!((w.grants.len(), w.issued), (grants + 1, issued + 1), "a new grant after the silence");
+}
+
+/// The window the rule leaves open, shown: a start that cannot reach the
+/// registry for `START_WAIT_MS` goes on under the lease on disk (a restart
+/// must not be stopped by a registry outage), so a copy of a running holder
+/// started during an outage issues under the original's lease, repeating its
+/// IDs, until its first renewal reaches the registry, which refuses it: then
+/// it stops at its ceiling. With the registry reachable it issues nothing.
+#[test]
+fn a_copy_started_while_the_registry_is_unreachable_issues_until_its_first_contact() {
+    let config = Config {
+        fixed: [Some(0), Some(0)],
+        horizon: [20_000, 20_000],
+        margin: 0,
+        max_drift: 1_000,
+        lossy_registry: false,
+    };
+    let mut w = World::new(config);
+    let mut events = vec![Ev::Keeper(0), Ev::Draw(0, 5), Ev::Copy(0), Ev::Link(1, Link::Down)];
+    for _ in 0..30 {
+        events.extend([Ev::Keeper(1), Ev::Draw(1, 2), Ev::Pass(200), Ev::Keeper(0), Ev::Draw(0, 2)]);
+    }
+    for ev in &events {
+        w.apply(ev).unwrap();
+    }
+    assert!(w.stats.window > 0, "the copy issued nothing during the outage: {:?}", w.stats);
+    let window = w.stats.window;
+    for ev in [Ev::Link(1, Link::Up), Ev::Pass(3_000), Ev::Keeper(1), Ev::Keeper(1)] {
+        w.apply(&ev).unwrap();
+    }
+    assert_eq!(w.servers[1].mem.state, State::Lost, "its first renewal is refused");
+    for _ in 0..20 {
+        for ev in [Ev::Keeper(1), Ev::Draw(1, 2), Ev::Pass(200), Ev::Keeper(0), Ev::Draw(0, 2)] {
+            w.apply(&ev).unwrap();
+        }
+    }
+    assert_eq!(w.stats.window, window, "the copy went on issuing after the registry refused it");
 }
