@@ -271,14 +271,13 @@ impl Registry {
         &mut self,
         now: i64,
         worker_id: i64,
-        epoch: i64,
-        token: i64,
+        held: RegistryLease,
         instance: i64,
         node_tick: i64,
         horizon_ms: i64,
     ) -> Result<i64, &'static str> {
         let row = self.rows.get_mut(&worker_id);
-        let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
+        let row = row.filter(|r| r.holder.epoch == held.epoch && r.holder.token == held.token && !r.holder.released);
         let row = row.ok_or("SFL01")?;
         row.holder.instance = lease::renewal_instance(row.holder.instance, Some(instance)).map_err(|_| "SFL05")?;
         let tick = lease::request_tick(node_tick, now);
@@ -924,7 +923,7 @@ impl World {
         let (worker_id, horizon) = (self.servers[n].mem.worker_id, self.servers[n].horizon);
         self.note_request(worker_id, horizon, n);
         let instance = self.servers[n].instance;
-        let result = self.call(n, |r, at| r.renew(at, worker_id, lease.epoch, lease.token, instance, now, horizon));
+        let result = self.call(n, |r, at| r.renew(at, worker_id, lease, instance, now, horizon));
         let ceiling = match result {
             Ok(c) => c,
             Err(e) => return Ok(Err(e)),
