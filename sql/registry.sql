@@ -9,6 +9,14 @@
 -- worker id therefore issue from disjoint ranges of time, whatever their
 -- clocks do: clocks decide only when a takeover may happen.
 --
+-- A node names its postmaster start's random instance in the session
+-- setting snowflake_registry.instance (set once per connection, like
+-- synchronous_commit): the registry records it with a grant, and refuses a
+-- start of the same lease by another instance while the recorded one runs
+-- (a copy of a running node's data directory). A setting rather than an
+-- argument keeps the functions' signatures, and so the grants DBAs gave
+-- them and the nodes of 0.3.0, which name no instance and are not fenced.
+--
 -- Nodes call the three functions below, each one transaction; the tables
 -- are written by them alone (SECURITY DEFINER), so a node's role needs
 -- EXECUTE on them and nothing else (see the README, "Fleets"). Grants must
@@ -57,6 +65,9 @@ CREATE TABLE snowflake_registry_leases (
     granted_at timestamptz NOT NULL,
     renewed_at timestamptz NOT NULL,
     released_at timestamptz,
+    -- The postmaster start it was granted to or first renewed by
+    -- (snowflake_registry.instance; NULL: a node older than 0.4.0).
+    instance bigint,
     PRIMARY KEY (namespace, worker_id),
     CHECK (ceiling_tick >= floor_tick - 1)
 );
@@ -77,10 +88,14 @@ CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margi
 
 -- Takes a worker id for a node: `wanted`, or with NULL the lowest free one.
 -- A worker id is free when never granted, released, or stale; it may also be
--- taken at once by the node that holds it when that node resumes its own
--- lease (`resume_epoch` = the lease it has on disk) or is a promoted standby
--- of its holder (same system identifier, a later timeline). The new lease
--- starts above every ceiling granted before: floor_tick = old ceiling + 1.
+-- taken at once by a promoted standby of its holder (same system
+-- identifier, a later timeline). The new lease starts above every ceiling
+-- granted before: floor_tick = old ceiling + 1. A node presenting the lease
+-- it has on disk (`resume_epoch`, `resume_token`, same cluster and
+-- timeline) is answered that lease as it is when it is the instance the
+-- lease was granted to; another instance is refused (SFL05) while that one
+-- renewed within its silence (a quarter of its horizon), and granted anew
+-- after it (core/src/lease.rs, takeover).
 CREATE FUNCTION snowflake_registry_acquire(
     namespace text,
     worker_bits integer,
@@ -108,6 +123,7 @@ DECLARE
     max_worker integer;
     now_ts timestamptz := clock_timestamp();
     tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
 BEGIN
     IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
        OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
@@ -184,6 +200,32 @@ BEGIN
                                   make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin),
                   HINT = 'Give this node another snowflake_id.worker_id, or auto.';
     END IF;
+    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts) AND caller_instance IS NOT NULL
+       AND snowflake_registry_acquire.timeline = old.timeline
+       AND old.lease_epoch = resume_epoch AND old.holder_token = resume_token THEN
+        IF old.instance = caller_instance THEN
+            -- The same postmaster (its keeper restarted, or shared memory
+            -- reinitialised after a crash): the lease goes on as it is.
+            worker_id := wanted;
+            lease_epoch := old.lease_epoch;
+            holder_token := old.holder_token;
+            floor_tick := old.floor_tick;
+            ceiling_tick := old.ceiling_tick;
+            RETURN;
+        END IF;
+        IF old.renewed_at + make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)
+           >= now_ts THEN
+            RAISE EXCEPTION 'worker id % of namespace "%" is in use by another running start of this server (node "%", renewed % ago)',
+                            wanted, ns.namespace, old.node_name, now_ts - old.renewed_at
+                USING ERRCODE = 'SFL05',
+                      DETAIL = format('This server has the holder''s system identifier %s, timeline %s and lease (epoch %s) on disk, but another postmaster start renews it: this data directory is a copy of a running node (a VM snapshot, a base backup started as a primary), or the holder restarted less than %s after its last renewal.',
+                                      old.system_identifier, old.timeline, old.lease_epoch,
+                                      make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)),
+                      HINT = 'A copy must not issue under the original''s lease: give it its own snowflake_id.worker_id (or auto, which takes a free one) or its own snowflake_id.registry_namespace. A restarted holder needs nothing: it is granted the worker id anew once the old start has been silent that long.';
+        END IF;
+        -- Silent since: a new grant below, above the old ceiling (the old
+        -- start may be paused, not gone, and issue up to it).
+    END IF;
 
     worker_id := wanted;
     lease_epoch := coalesce(old.lease_epoch, 0) + 1;
@@ -194,22 +236,58 @@ BEGIN
     INSERT INTO @extschema@.snowflake_registry_leases AS l
         VALUES (ns.namespace, worker_id, lease_epoch, holder_token, snowflake_registry_acquire.system_identifier,
                 snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
-                now_ts, now_ts, NULL)
+                now_ts, now_ts, NULL, caller_instance)
         ON CONFLICT ON CONSTRAINT snowflake_registry_leases_pkey DO UPDATE
         SET lease_epoch = excluded.lease_epoch, holder_token = excluded.holder_token,
             system_identifier = excluded.system_identifier,
             timeline = excluded.timeline, node_name = excluded.node_name, floor_tick = excluded.floor_tick,
             ceiling_tick = excluded.ceiling_tick, horizon_ms = excluded.horizon_ms,
-            granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL;
+            granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL,
+            instance = excluded.instance;
 END
 $acquire$;
 COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS
     'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
 
+-- Fails with SFL01 unless the caller holds the lease (epoch and token, not
+-- released). Called by the renewal and the history functions, as their
+-- owner: not SECURITY DEFINER itself, and not granted to anyone.
+CREATE FUNCTION snowflake_registry_check_holder(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $holder$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+BEGIN
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_check_holder.namespace
+          AND r.worker_id = snowflake_registry_check_holder.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_check_holder.lease_epoch
+       OR l.holder_token <> snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                WHEN l.lease_epoch = snowflake_registry_check_holder.lease_epoch
+                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).'
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
+END
+$holder$;
+COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) IS
+    'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
+
 -- Raises the ceiling of a lease still held (same lease_epoch, not released):
 -- to the node's tick (at least the floor) plus the horizon, never lower.
 -- Fails with SQLSTATE SFL01 once the lease was replaced or released: the
--- node then stops at the ceiling it has.
+-- node then stops at the ceiling it has; with SFL05 when another start of
+-- the same lease than the recorded one asks (it went on under its lease on
+-- disk without the registry's answer): that node stops at once.
 CREATE FUNCTION snowflake_registry_renew(
     namespace text,
     worker_id integer,
@@ -224,32 +302,28 @@ AS $renew$
 DECLARE
     l @extschema@.snowflake_registry_leases;
     tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
 BEGIN
     IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
         RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
             USING ERRCODE = '22023';
     END IF;
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
     SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
-        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id
-        FOR UPDATE;
-    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_renew.lease_epoch
-       OR l.holder_token <> snowflake_registry_renew.holder_token OR l.released_at IS NOT NULL THEN
-        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
-            USING ERRCODE = 'SFL01',
-                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
-                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
-                                WHEN l.lease_epoch = snowflake_registry_renew.lease_epoch
-                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).' 
-                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
-                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
-                           END;
+        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id;
+    IF caller_instance IS NOT NULL AND l.instance IS NOT NULL AND l.instance <> caller_instance THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is renewed by another start of this server', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL05',
+                  DETAIL = format('Node "%s" holds it under another postmaster start, last renewed %s ago: this server went on under the lease on disk without the registry''s answer, and is a copy of that node''s data directory or was replaced by a restart of it.',
+                                  l.node_name, clock_timestamp() - l.renewed_at),
+                  HINT = 'This server issues no more IDs under this lease. Give a copy its own snowflake_id.worker_id (or auto) or its own snowflake_id.registry_namespace.';
     END IF;
     SELECT least(node_tick, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - n.epoch_ms + 86400000) INTO tick
       FROM @extschema@.snowflake_registry_namespaces n WHERE n.namespace = l.namespace;
     ceiling_tick := greatest(l.ceiling_tick, greatest(tick, l.floor_tick) + horizon_ms);
     UPDATE @extschema@.snowflake_registry_leases r
        SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
-           renewed_at = clock_timestamp()
+           renewed_at = clock_timestamp(), instance = coalesce(r.instance, caller_instance)
      WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
 END
 $renew$;
@@ -258,7 +332,9 @@ COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigi
 
 -- A clean stop: the ceiling comes down to the last tick the node issued (it
 -- has made that its own ceiling first), so the next holder starts right above
--- it rather than a horizon ahead. Releasing a lease no longer held does nothing.
+-- it rather than a horizon ahead. Releasing a lease no longer held does
+-- nothing, nor does a release by another start than the recorded one: its
+-- last tick says nothing of what the recorded one issued.
 CREATE FUNCTION snowflake_registry_release(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
@@ -270,7 +346,8 @@ BEGIN
        SET ceiling_tick = greatest(r.floor_tick - 1, least(r.ceiling_tick, last_tick)), released_at = clock_timestamp()
      WHERE r.namespace = snowflake_registry_release.namespace AND r.worker_id = snowflake_registry_release.worker_id
        AND r.lease_epoch = snowflake_registry_release.lease_epoch
-       AND r.holder_token = snowflake_registry_release.holder_token AND r.released_at IS NULL;
+       AND r.holder_token = snowflake_registry_release.holder_token AND r.released_at IS NULL
+       AND (r.instance IS NULL OR r.instance = coalesce(nullif(current_setting('snowflake_registry.instance', true), '')::bigint, r.instance));
     RETURN FOUND;
 END
 $release$;
@@ -297,37 +374,6 @@ CREATE TABLE snowflake_registry_history (
 COMMENT ON TABLE snowflake_registry_history IS
     'snowflake_id registry: the history slots (past-instant IDs) each lease of a worker id claimed, by interval';
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
-
--- Fails with SFL01 unless the caller holds the lease, as a renewal does.
--- Called by the two functions below, as their owner: not SECURITY DEFINER
--- itself, and not granted to anyone.
-CREATE FUNCTION snowflake_registry_check_holder(
-    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
-    RETURNS void
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = pg_catalog, pg_temp
-AS $holder$
-DECLARE
-    l @extschema@.snowflake_registry_leases;
-BEGIN
-    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
-        WHERE r.namespace = snowflake_registry_check_holder.namespace
-          AND r.worker_id = snowflake_registry_check_holder.worker_id
-        FOR UPDATE;
-    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_check_holder.lease_epoch
-       OR l.holder_token <> snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
-        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
-            USING ERRCODE = 'SFL01',
-                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
-                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
-                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
-                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
-                           END;
-    END IF;
-END
-$holder$;
-COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) IS
-    'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
 
 -- The claims of a worker id's history slots, for its holder: what its map
 -- must be raised by before its first claim under the lease.

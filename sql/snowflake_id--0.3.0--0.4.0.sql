@@ -1,9 +1,9 @@
 -- snowflake_id 0.3.0 -> 0.4.0: the SQL changes of 0.4.0.
 -- Install the 0.4.0 library first (it serves 0.3.0's definitions as they
--- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows and
--- views are untouched; one table is new (section 3). Every SQL change of
--- 0.4.0 goes in this file, each
--- under its own heading; the result must equal a fresh install of 0.4.0
+-- are), then ALTER EXTENSION snowflake_id UPDATE. Defaults, rows and views
+-- are untouched; one table is new (section 3), the registry's leases gain a
+-- column (section 4). Every SQL change of 0.4.0 goes in this file, each under
+-- its own heading; the result must equal a fresh install of 0.4.0
 -- (tests/upgrade.rs compares the catalogs).
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
 
@@ -314,9 +314,9 @@ COMMENT ON TABLE snowflake_registry_history IS
     'snowflake_id registry: the history slots (past-instant IDs) each lease of a worker id claimed, by interval';
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
 
--- Fails with SFL01 unless the caller holds the lease, as a renewal does.
--- Called by the two functions below, as their owner: not SECURITY DEFINER
--- itself, and not granted to anyone.
+-- Fails with SFL01 unless the caller holds the lease (epoch and token, not
+-- released). Called by the renewal and the history functions, as their
+-- owner: not SECURITY DEFINER itself, and not granted to anyone.
 CREATE FUNCTION snowflake_registry_check_holder(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS void
@@ -336,6 +336,8 @@ BEGIN
             USING ERRCODE = 'SFL01',
                   DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
                                 WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                WHEN l.lease_epoch = snowflake_registry_check_holder.lease_epoch
+                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).'
                                 ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
                                             l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
                            END;
@@ -396,3 +398,244 @@ COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, big
 REVOKE EXECUTE ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;
+
+-- ============================================================================
+-- 4. Copies of a running registry node are fenced: each postmaster start
+--    names a random instance, which the registry records with the lease.
+-- ============================================================================
+-- A node names its postmaster start's random instance in the session
+-- setting snowflake_registry.instance (set once per connection, like
+-- synchronous_commit): the registry records it with a grant, and refuses a
+-- start of the same lease by another instance while the recorded one runs
+-- (a copy of a running node's data directory). A setting rather than an
+-- argument keeps the functions' signatures, and so the grants DBAs gave
+-- them and the nodes of 0.3.0, which name no instance and are not fenced.
+--
+ALTER TABLE snowflake_registry_leases ADD COLUMN instance bigint;
+
+-- Takes a worker id for a node: `wanted`, or with NULL the lowest free one.
+-- A worker id is free when never granted, released, or stale; it may also be
+-- taken at once by a promoted standby of its holder (same system
+-- identifier, a later timeline). The new lease starts above every ceiling
+-- granted before: floor_tick = old ceiling + 1. A node presenting the lease
+-- it has on disk (`resume_epoch`, `resume_token`, same cluster and
+-- timeline) is answered that lease as it is when it is the instance the
+-- lease was granted to; another instance is refused (SFL05) while that one
+-- renewed within its silence (a quarter of its horizon), and granted anew
+-- after it (core/src/lease.rs, takeover).
+CREATE OR REPLACE FUNCTION snowflake_registry_acquire(
+    namespace text,
+    worker_bits integer,
+    sequence_bits integer,
+    epoch_ms bigint,
+    wanted integer,
+    system_identifier text,
+    timeline integer,
+    node_name text,
+    node_tick bigint,
+    horizon_ms bigint,
+    resume_epoch bigint DEFAULT NULL,
+    resume_token bigint DEFAULT NULL,
+    OUT worker_id integer,
+    OUT lease_epoch bigint,
+    OUT holder_token bigint,
+    OUT floor_tick bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $acquire$
+DECLARE
+    ns @extschema@.snowflake_registry_namespaces;
+    old @extschema@.snowflake_registry_leases;
+    max_worker integer;
+    now_ts timestamptz := clock_timestamp();
+    tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
+BEGIN
+    IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
+       OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
+       OR epoch_ms IS NULL THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: no argument but wanted and resume_epoch may be NULL'
+            USING ERRCODE = '22004';
+    END IF;
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    -- One namespace's grants are serialised on its row: two nodes asking for
+    -- "any free id" at once get different ones.
+    INSERT INTO @extschema@.snowflake_registry_namespaces AS n (namespace, worker_bits, sequence_bits, epoch_ms)
+        VALUES (snowflake_registry_acquire.namespace, snowflake_registry_acquire.worker_bits,
+                snowflake_registry_acquire.sequence_bits, snowflake_registry_acquire.epoch_ms)
+        ON CONFLICT DO NOTHING;
+    SELECT * INTO ns FROM @extschema@.snowflake_registry_namespaces n
+        WHERE n.namespace = snowflake_registry_acquire.namespace FOR UPDATE;
+    IF (ns.worker_bits, ns.sequence_bits, ns.epoch_ms)
+       IS DISTINCT FROM (snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                         snowflake_registry_acquire.epoch_ms) THEN
+        RAISE EXCEPTION 'namespace "%" uses worker_bits=%, sequence_bits=%, epoch=%; node "%" has worker_bits=%, sequence_bits=%, epoch=%',
+                        ns.namespace, ns.worker_bits, ns.sequence_bits,
+                        to_char(to_timestamp(ns.epoch_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                        node_name, snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                        to_char(to_timestamp(snowflake_registry_acquire.epoch_ms / 1000.0) AT TIME ZONE 'UTC',
+                                'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            USING ERRCODE = 'SFL03',
+                  HINT = 'Every node of a namespace must use one layout: set the node''s snowflake_id.worker_bits, sequence_bits and epoch like the others, or give it its own snowflake_id.registry_namespace.';
+    END IF;
+    max_worker := (1 << ns.worker_bits) - 1;
+    tick := least(node_tick, (extract(epoch FROM now_ts) * 1000)::bigint - ns.epoch_ms + 86400000);
+    IF wanted IS NOT NULL AND wanted NOT BETWEEN 0 AND max_worker THEN
+        RAISE EXCEPTION 'worker id % is out of range 0..% of namespace "%"', wanted, max_worker, ns.namespace
+            USING ERRCODE = '22023';
+    END IF;
+
+    IF wanted IS NULL THEN
+        -- The node's own lease first (a restart), then the lowest free id.
+        SELECT l.worker_id INTO wanted FROM @extschema@.snowflake_registry_leases l
+            WHERE l.namespace = ns.namespace AND l.system_identifier = snowflake_registry_acquire.system_identifier
+              AND l.lease_epoch = resume_epoch AND l.holder_token = resume_token AND l.released_at IS NULL;
+        IF wanted IS NULL THEN
+            SELECT g.id INTO wanted
+              FROM generate_series(0, max_worker) AS g(id)
+              LEFT JOIN @extschema@.snowflake_registry_leases l ON l.namespace = ns.namespace AND l.worker_id = g.id
+             WHERE l.worker_id IS NULL OR @extschema@.snowflake_registry_free(l, ns.stale_margin, now_ts)
+             ORDER BY g.id
+             LIMIT 1;
+        END IF;
+        IF wanted IS NULL THEN
+            RAISE EXCEPTION 'no free worker id in namespace "%": all % are held by live nodes', ns.namespace, max_worker + 1
+                USING ERRCODE = 'SFL04',
+                      HINT = 'Stop a node, or give the namespace more worker_bits (a new namespace: the layout is fixed per namespace).';
+        END IF;
+    END IF;
+
+    SELECT * INTO old FROM @extschema@.snowflake_registry_leases l
+        WHERE l.namespace = ns.namespace AND l.worker_id = wanted FOR UPDATE;
+    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts)
+       AND NOT (old.system_identifier = snowflake_registry_acquire.system_identifier
+                AND (snowflake_registry_acquire.timeline > old.timeline
+                     OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch
+                         AND old.holder_token = resume_token))) THEN
+        RAISE EXCEPTION 'worker id % of namespace "%" is held by node "%" (system %, timeline %), renewed % ago',
+                        wanted, ns.namespace, old.node_name, old.system_identifier, old.timeline,
+                        date_trunc('second', now_ts - old.renewed_at)
+            USING ERRCODE = 'SFL02',
+                  DETAIL = format('Lease epoch %s reaches %s; it becomes free when that node stops cleanly or %s after its last renewal.',
+                                  old.lease_epoch,
+                                  to_char(to_timestamp((ns.epoch_ms + old.ceiling_tick) / 1000.0) AT TIME ZONE 'UTC',
+                                          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                  make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin),
+                  HINT = 'Give this node another snowflake_id.worker_id, or auto.';
+    END IF;
+    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts) AND caller_instance IS NOT NULL
+       AND snowflake_registry_acquire.timeline = old.timeline
+       AND old.lease_epoch = resume_epoch AND old.holder_token = resume_token THEN
+        IF old.instance = caller_instance THEN
+            -- The same postmaster (its keeper restarted, or shared memory
+            -- reinitialised after a crash): the lease goes on as it is.
+            worker_id := wanted;
+            lease_epoch := old.lease_epoch;
+            holder_token := old.holder_token;
+            floor_tick := old.floor_tick;
+            ceiling_tick := old.ceiling_tick;
+            RETURN;
+        END IF;
+        IF old.renewed_at + make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)
+           >= now_ts THEN
+            RAISE EXCEPTION 'worker id % of namespace "%" is in use by another running start of this server (node "%", renewed % ago)',
+                            wanted, ns.namespace, old.node_name, now_ts - old.renewed_at
+                USING ERRCODE = 'SFL05',
+                      DETAIL = format('This server has the holder''s system identifier %s, timeline %s and lease (epoch %s) on disk, but another postmaster start renews it: this data directory is a copy of a running node (a VM snapshot, a base backup started as a primary), or the holder restarted less than %s after its last renewal.',
+                                      old.system_identifier, old.timeline, old.lease_epoch,
+                                      make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)),
+                      HINT = 'A copy must not issue under the original''s lease: give it its own snowflake_id.worker_id (or auto, which takes a free one) or its own snowflake_id.registry_namespace. A restarted holder needs nothing: it is granted the worker id anew once the old start has been silent that long.';
+        END IF;
+        -- Silent since: a new grant below, above the old ceiling (the old
+        -- start may be paused, not gone, and issue up to it).
+    END IF;
+
+    worker_id := wanted;
+    lease_epoch := coalesce(old.lease_epoch, 0) + 1;
+    -- Never 0: a node writes 0 for a lease it released.
+    holder_token := greatest(1, (random() * 9223372036854775807)::bigint);
+    floor_tick := coalesce(old.ceiling_tick + 1, 0);
+    ceiling_tick := greatest(floor_tick, tick) + horizon_ms;
+    INSERT INTO @extschema@.snowflake_registry_leases AS l
+        VALUES (ns.namespace, worker_id, lease_epoch, holder_token, snowflake_registry_acquire.system_identifier,
+                snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
+                now_ts, now_ts, NULL, caller_instance)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_leases_pkey DO UPDATE
+        SET lease_epoch = excluded.lease_epoch, holder_token = excluded.holder_token,
+            system_identifier = excluded.system_identifier,
+            timeline = excluded.timeline, node_name = excluded.node_name, floor_tick = excluded.floor_tick,
+            ceiling_tick = excluded.ceiling_tick, horizon_ms = excluded.horizon_ms,
+            granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL,
+            instance = excluded.instance;
+END
+$acquire$;
+-- Raises the ceiling of a lease still held (same lease_epoch, not released):
+-- to the node's tick (at least the floor) plus the horizon, never lower.
+-- Fails with SQLSTATE SFL01 once the lease was replaced or released: the
+-- node then stops at the ceiling it has; with SFL05 when another start of
+-- the same lease than the recorded one asks (it went on under its lease on
+-- disk without the registry's answer): that node stops at once.
+CREATE OR REPLACE FUNCTION snowflake_registry_renew(
+    namespace text,
+    worker_id integer,
+    lease_epoch bigint,
+    holder_token bigint,
+    node_tick bigint,
+    horizon_ms bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $renew$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+    tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
+BEGIN
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id;
+    IF caller_instance IS NOT NULL AND l.instance IS NOT NULL AND l.instance <> caller_instance THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is renewed by another start of this server', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL05',
+                  DETAIL = format('Node "%s" holds it under another postmaster start, last renewed %s ago: this server went on under the lease on disk without the registry''s answer, and is a copy of that node''s data directory or was replaced by a restart of it.',
+                                  l.node_name, clock_timestamp() - l.renewed_at),
+                  HINT = 'This server issues no more IDs under this lease. Give a copy its own snowflake_id.worker_id (or auto) or its own snowflake_id.registry_namespace.';
+    END IF;
+    SELECT least(node_tick, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - n.epoch_ms + 86400000) INTO tick
+      FROM @extschema@.snowflake_registry_namespaces n WHERE n.namespace = l.namespace;
+    ceiling_tick := greatest(l.ceiling_tick, greatest(tick, l.floor_tick) + horizon_ms);
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
+           renewed_at = clock_timestamp(), instance = coalesce(r.instance, caller_instance)
+     WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
+END
+$renew$;
+-- A clean stop: the ceiling comes down to the last tick the node issued (it
+-- has made that its own ceiling first), so the next holder starts right above
+-- it rather than a horizon ahead. Releasing a lease no longer held does
+-- nothing, nor does a release by another start than the recorded one: its
+-- last tick says nothing of what the recorded one issued.
+CREATE OR REPLACE FUNCTION snowflake_registry_release(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $release$
+BEGIN
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = greatest(r.floor_tick - 1, least(r.ceiling_tick, last_tick)), released_at = clock_timestamp()
+     WHERE r.namespace = snowflake_registry_release.namespace AND r.worker_id = snowflake_registry_release.worker_id
+       AND r.lease_epoch = snowflake_registry_release.lease_epoch
+       AND r.holder_token = snowflake_registry_release.holder_token AND r.released_at IS NULL
+       AND (r.instance IS NULL OR r.instance = coalesce(nullif(current_setting('snowflake_registry.instance', true), '')::bigint, r.instance));
+    RETURN FOUND;
+END
+$release$;

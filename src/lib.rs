@@ -59,6 +59,7 @@ pub extern "C-unwind" fn _PG_init() {
     settings::reserve_prefix();
     api::planner::install();
     if shmem::preloaded() {
+        pg::instance::init();
         mark::wal::register();
         warn_about_settings();
         worker::mark_keeper::register();

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod guc_origin;
+pub mod instance;
 pub mod libpq;
 pub mod recovery;
 pub mod report;

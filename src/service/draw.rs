@@ -8,7 +8,7 @@ use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::{Layout, Step};
 
 use super::lease::{ceiling_refusal, no_lease_refusal};
-use super::resume::{own_stored_lease, read_refusal, resumed};
+use super::resume::{read_refusal, resumed};
 use super::start::{start, warn_step_back};
 use super::writer::{policy, query_keeps_going, reserve};
 use crate::pg::clock::{now_unix_ms, sleep_on_latch};
@@ -33,7 +33,7 @@ pub fn generator_settings() -> (Layout, i64) {
 fn settings() -> Result<(Layout, i64), Refusal> {
     match checked_settings()? {
         (layout, Some(worker_id)) => Ok((layout, worker_id)),
-        (layout, None) => registry_worker_id(&layout).map(|w| (layout, w)),
+        (layout, None) => registry_worker_id().map(|w| (layout, w)),
     }
 }
 
@@ -53,32 +53,21 @@ fn checked_settings() -> Result<(Layout, Option<i64>), Refusal> {
 /// With a registry, the worker id is the lease's: none until the mark keeper
 /// has one (a lost or expired lease still names its worker id; the
 /// generator's ceiling stops IDs past it).
-fn registry_worker_id(layout: &Layout) -> Result<i64, Refusal> {
+fn registry_worker_id() -> Result<i64, Refusal> {
     // On every call: read the two words needed, not the whole lease record
     // (its error text is hundreds of bytes).
-    let (leased, worker_id, started) = {
+    let (leased, worker_id) = {
         let shared = shmem::lock();
-        (shared.registry.lease.is_some(), shared.registry.worker_id, shared.generator.is_some())
+        (shared.registry.lease.is_some(), shared.registry.worker_id)
     };
-    match (leased, started) {
-        (true, _) => Ok(worker_id),
-        // The first call after a start: a lease on disk is restored with the generator.
-        (false, false) => match own_stored_lease(layout) {
-            Some((worker_id, _)) => {
-                start(layout, worker_id);
-                registry_worker_id(layout)
-            }
-            None => {
-                // Copied out first: the refusal is formatted without the spinlock.
-                let lease = shmem::lock().registry;
-                Err(no_lease_refusal(&lease))
-            }
-        },
-        (false, true) => {
-            let lease = shmem::lock().registry;
-            Err(no_lease_refusal(&lease))
-        }
+    if leased {
+        return Ok(worker_id);
     }
+    // A lease on disk is put in force by the mark keeper once the registry
+    // confirmed it (it may be a copy's). Copied out first: the refusal is
+    // formatted without the spinlock.
+    let lease = shmem::lock().registry;
+    Err(no_lease_refusal(&lease))
 }
 
 fn recovery_refusal(function: &str) -> Refusal {
@@ -166,9 +155,9 @@ pub fn next_id() -> i64 {
             }
         };
         if worker_id < 0 {
-            // No lease in force: the first call after a start restores the
-            // one on disk (and starts the generator), else this refuses.
-            registry_worker_id(&layout).unwrap_or_else(|refusal| refusal.raise());
+            // No lease in force (it went since the settings were read): this
+            // refuses, unless the keeper put one in force meanwhile.
+            registry_worker_id().unwrap_or_else(|refusal| refusal.raise());
             continue;
         }
         confirm = None;

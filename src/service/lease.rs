@@ -29,15 +29,11 @@ pub fn leased_worker_id() -> Option<i64> {
     shared.registry.lease.map(|_| shared.registry.worker_id)
 }
 
-/// The generator just started with a registry: it comes with a ceiling, the
-/// one on disk (a restart within its lease), else none until the keeper has
-/// a lease (the generator issues nothing). Called under the spinlock.
-pub fn enter_at_start(shared: &mut Shared, layout: &Layout, own: Option<(i64, RegistryLease)>, now_ms: i64) {
-    if shared.registry.lease.is_none() {
-        if let Some((worker_id, lease)) = own {
-            hold(shared, worker_id, lease);
-        }
-    }
+/// The generator just started with a registry: it comes with the ceiling of
+/// the lease the keeper put in force, else none (it issues nothing). A lease
+/// on disk is not in force before the registry confirmed it (or did not
+/// answer for `START_WAIT_MS`): it may be a copy's. Called under the spinlock.
+pub fn enter_at_start(shared: &mut Shared, layout: &Layout, now_ms: i64) {
     let lease = shared.registry.lease;
     if let Some(g) = shared.generator.as_mut() {
         let ceiling = lease.map_or(-1, |l| l.ceiling);
@@ -55,12 +51,14 @@ fn hold(shared: &mut Shared, worker_id: i64, lease: RegistryLease) {
 
 /// Puts this server's own lease from disk (same timeline) in force if none
 /// is yet: what a restart within its lease goes on with, renewed by the
-/// keeper rather than replaced by a new grant.
-pub fn restore_own_lease(layout: &Layout) {
+/// keeper rather than replaced by a new grant, once the registry answered
+/// that this instance holds it, or did not answer at all.
+/// Returns whether it is in force now.
+pub fn restore_own_lease(layout: &Layout) -> bool {
     if shmem::lock().registry.lease.is_some() {
-        return;
+        return true;
     }
-    let Some((worker_id, lease)) = own_stored_lease(layout) else { return };
+    let Some((worker_id, lease)) = own_stored_lease(layout) else { return false };
     let _io = shmem::state_io();
     let now = now_unix_ms().saturating_sub(layout.epoch_ms());
     let mut shared = shmem::lock();
@@ -70,6 +68,7 @@ pub fn restore_own_lease(layout: &Layout) {
             g.enter_lease(layout, lease.floor, lease.ceiling, now);
         }
     }
+    shared.registry.lease.is_some()
 }
 
 /// A lease just granted by the registry: made durable with a mark at least
@@ -86,7 +85,7 @@ pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_go
             shared.generator = Some(generator);
             // As start() does: the lease in force bounds the generator from
             // its first step (none yet: no ID until the one below is entered).
-            enter_at_start(&mut shared, layout, None, now_ms);
+            enter_at_start(&mut shared, layout, now_ms);
             shared.written_mark = generator.mark();
             shared.started_unix_ms = now_ms;
         }
@@ -194,11 +193,33 @@ pub fn close_lease(layout: &Layout) -> Option<i64> {
     Some(last_tick)
 }
 
-/// The keeper is asking the registry for a worker id.
-pub fn acquiring() {
+/// The keeper is asking the registry for a worker id; `confirming` the one
+/// of the lease on disk it presents, which is not in force until it answers.
+pub fn acquiring(confirming: Option<i64>) {
     let mut shared = shmem::lock();
     if shared.registry.lease.is_none() {
-        shared.registry.state = LeaseState::Acquiring;
+        shared.registry.state = match confirming {
+            Some(worker_id) => {
+                shared.registry.worker_id = worker_id;
+                LeaseState::Confirming
+            }
+            None => LeaseState::Acquiring,
+        };
+    }
+}
+
+/// The registry said another start of this very lease renews it (SFL05):
+/// this server went on under its lease on disk unconfirmed and is a copy of
+/// the holder, or was replaced by a restart of it. Not one more ID under it,
+/// not even up to its ceiling, which the other one issues under too: the
+/// lease leaves shared memory (IDs are refused as without a lease) and the
+/// generator's ceiling comes down to its last tick.
+pub fn refused_as_another_start(layout: &Layout) {
+    let mut s = shmem::lock();
+    s.registry.lease = None;
+    s.registry.state = LeaseState::Lost;
+    if let Some(g) = s.generator.as_mut() {
+        g.set_ceiling(layout, -1);
     }
 }
 
@@ -230,6 +251,21 @@ pub fn released() {
 
 /// `snowflake_nextval()` with a registry but no lease yet.
 pub fn no_lease_refusal(shared: &RegistryShared) -> Refusal {
+    if shared.state == LeaseState::Confirming {
+        let detail = format!(
+            "This server has a lease on worker id {} on disk; the mark keeper asks the registry whether it goes on under this start of the server (a copy of a running node's data directory must not issue under it).{}",
+            shared.worker_id,
+            shared.error.map_or(String::new(), |e| format!(" The last answer: {e}"))
+        );
+        return Refusal::new(
+            pgrx::PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "snowflake_id: no worker id yet: the registry has not confirmed this server's lease".into(),
+            Some(&detail),
+            Some(format!(
+                "After a crash this takes until the old start has been silent for a quarter of snowflake_id.registry_lease; a copy of a running node is refused until it gets its own snowflake_id.worker_id (or auto). Check {REGISTRY}; snowflake_id_status shows the lease and the registry's last answer."
+            )),
+        );
+    }
     let detail = match shared.error {
         Some(error) => format!(
             "The mark keeper has asked the registry for a worker id of namespace \"{}\" since {}; the last answer: {error}",

@@ -5,7 +5,7 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::Layout;
 
 use super::lease;
-use super::resume::{own_stored_lease, read_refusal, resumed};
+use super::resume::{read_refusal, resumed};
 use crate::pg::clock::now_unix_ms;
 use crate::settings::registry;
 use crate::shmem;
@@ -21,12 +21,11 @@ pub fn start(layout: &Layout, worker_id: i64) {
             return;
         }
         let now_ms = now_unix_ms();
-        let own = if registry::used() { own_stored_lease(layout) } else { None };
         resumed(layout, worker_id, now_ms).map(|generator| {
             let mut guard = shmem::lock();
             guard.generator = Some(generator);
             if registry::used() {
-                lease::enter_at_start(&mut guard, layout, own, now_ms);
+                lease::enter_at_start(&mut guard, layout, now_ms);
             }
             guard.written_mark = generator.mark();
             guard.started_unix_ms = now_ms;

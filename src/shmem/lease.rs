@@ -14,6 +14,9 @@ pub enum LeaseState {
     None,
     /// Waiting for the registry to grant a worker id.
     Acquiring,
+    /// Waiting for the registry to answer whether the lease on disk goes on
+    /// under this start (it may be a copy's): not in force until it does.
+    Confirming,
     /// A lease is held and renewed.
     Held,
     /// Another node took the worker id (or the lease was released): no ID
@@ -28,6 +31,7 @@ impl LeaseState {
         match self {
             LeaseState::None => "none",
             LeaseState::Acquiring => "acquiring",
+            LeaseState::Confirming => "confirming",
             LeaseState::Held => "held",
             LeaseState::Lost => "lost",
             LeaseState::Expired => "expired",

@@ -14,9 +14,9 @@ use snowflake_id_core::lease as rule;
 use snowflake_id_core::state_file::RegistryLease;
 use snowflake_id_core::Layout;
 
-use crate::pg::clock;
 use crate::pg::libpq::{Connection, Failure, KeepGoing};
 use crate::pg::recovery::{current_timeline, system_identifier};
+use crate::pg::{clock, instance};
 use crate::service::{lease, resume};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{conninfo, horizon_ms, namespace, node_name};
@@ -31,6 +31,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const REFUSED_RETRY: Duration = Duration::from_secs(1);
+/// SQLSTATEs of a registry database without the extension's functions or
+/// tables (not created yet, say, as on a Citus coordinator being set up).
+const UNDEFINED: [&str; 3] = ["42883", "42P01", "3F000"];
 
 /// What the keeper process keeps between turns: the open connection and
 /// when to try again after a failure.
@@ -43,8 +46,18 @@ pub struct RegistryKeeper {
     /// clock stepped back does not let the registry see the lease go stale.
     answered_at: Instant,
     /// With `auto`, the worker id on disk was refused (another node holds
-    /// it now): ask for any free one instead.
+    /// it now, or another start of this very lease runs): ask for any free
+    /// one instead.
     forget_stored: bool,
+    /// When this keeper began: a lease on disk waits this long
+    /// (`START_WAIT_MS`) for the registry's answer before it is used unconfirmed.
+    started_at: Instant,
+    /// Whether the registry answered anything since this keeper began: once
+    /// it has (refused, say), the lease on disk is never used unconfirmed.
+    heard: bool,
+    /// The registry's extension is older than 0.4.0: it records no instance,
+    /// so a lease on disk is resumed as 0.3.0 did, unfenced.
+    registry_before_instances: bool,
 }
 
 impl RegistryKeeper {
@@ -55,6 +68,9 @@ impl RegistryKeeper {
             backoff: FIRST_BACKOFF,
             answered_at: Instant::now(),
             forget_stored: false,
+            started_at: Instant::now(),
+            heard: false,
+            registry_before_instances: false,
         }
     }
 
@@ -70,6 +86,19 @@ impl RegistryKeeper {
             // it hand the same range to another node: commits must be durable
             // before the keeper acts on them, whatever the registry's default.
             connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, keep_going)?;
+            // Every call names this postmaster start (sql/registry.sql), and
+            // the registry's leases table says whether it records it.
+            let rows = connection.query(
+                "SELECT set_config('snowflake_registry.instance', $1, false), \
+                        to_regclass('snowflake_registry_leases') IS NOT NULL AND NOT EXISTS \
+                        (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass('snowflake_registry_leases') \
+                            AND attname = 'instance' AND NOT attisdropped)",
+                &[Some(instance::id().to_string())],
+                CALL_TIMEOUT,
+                keep_going,
+            )?;
+            self.registry_before_instances =
+                rows.first().and_then(|r| r.get(1).cloned().flatten()).as_deref() == Some("t");
             self.connection = Some((conninfo, connection));
         }
         match self.connection.as_mut() {
@@ -103,10 +132,6 @@ impl RegistryKeeper {
         if Instant::now() < self.retry_at {
             return false;
         }
-        // A restart on the same timeline goes on with the lease on disk and
-        // renews it; only without one does it ask for a new grant (which
-        // would start a lease ahead, above the old ceiling).
-        lease::restore_own_lease(layout);
         let shared = shmem::lock().registry;
         // The node's position: the later of its clock and its last ID (a
         // logical clock ahead after a burst or advance_past); renewals
@@ -134,11 +159,14 @@ impl RegistryKeeper {
                 lease::registry_answered();
             }
             Err(failure) => {
-                // An unreachable registry is retried less and less often; an
-                // answer (a worker id held by a live node, say) is asked
-                // again every second, to take over as soon as it goes stale.
+                // An unreachable registry, or one without the extension yet
+                // (each try an ERROR in its log), is retried less and less
+                // often; an answer (a worker id held by a live node, say) is
+                // asked again every second, to take over as soon as it can.
                 let (wait, next) = match &failure {
-                    Failure::Refused { .. } => (REFUSED_RETRY, FIRST_BACKOFF),
+                    Failure::Refused { sqlstate, .. } if !UNDEFINED.contains(&sqlstate.as_str()) => {
+                        (REFUSED_RETRY, FIRST_BACKOFF)
+                    }
                     _ => (self.backoff, (self.backoff * 2).min(MAX_BACKOFF)),
                 };
                 self.retry_at = Instant::now() + wait;
@@ -158,9 +186,13 @@ impl RegistryKeeper {
                         ),
                         None => "No worker id yet: snowflake_nextval() refuses until the registry grants one.".into(),
                     })
-                    .set_hint(format!(
-                        "Check {REGISTRY} and the registry server; snowflake_id_status.registry_error has the latest answer. This repeats at most once a minute."
-                    ))
+                    .set_hint(match &failure {
+                        // The registry's own hint says what to do (a copy: its own worker id).
+                        Failure::Refused { hint: Some(hint), .. } => format!("{hint} This repeats at most once a minute."),
+                        _ => format!(
+                            "Check {REGISTRY} and the registry server; snowflake_id_status.registry_error has the latest answer. This repeats at most once a minute."
+                        ),
+                    })
                     .report(pgrx::PgLogLevel::WARNING);
                 }
                 lease::registry_failed(&failure.to_string(), lost);
@@ -170,15 +202,32 @@ impl RegistryKeeper {
     }
 
     fn acquire(&mut self, layout: &Layout, now: i64, keep_going: KeepGoing) -> Result<(), Failure> {
-        lease::acquiring();
         let (system, timeline) = (system_identifier(), current_timeline() as i32);
         let fixed = Settings::get().values.worker_id;
         // The lease on disk, to resume (this server) or to take over (a
         // promoted standby, its old primary's); with `auto` and that worker
         // id gone to another node, any free one instead.
         let resumable = resume::stored_lease(layout).filter(|_| fixed.is_some() || !self.forget_stored);
+        // This server's own (same timeline, not released): presented to the
+        // registry, in force only once it answers that it goes on (it may be
+        // a copy of a running node's).
+        let own = resumable.filter(|(_, l)| rule::resumes_own(l, timeline.into()));
+        lease::acquiring(own.map(|(w, _)| w));
+        let connected = self.connection(keep_going).map(|_| ());
+        if let (Ok(()), true, Some((worker_id, _))) = (&connected, self.registry_before_instances, own) {
+            lease::restore_own_lease(layout);
+            pgrx::pg_sys::panic::ErrorReport::new(
+                pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!("snowflake_id: resumed worker id {worker_id} from disk unconfirmed: the registry's extension is older than 0.4.0"),
+                "snowflake_id",
+            )
+            .set_detail("A copy of this server's data directory would not be refused while this server runs.")
+            .set_hint("Run ALTER EXTENSION snowflake_id UPDATE in the registry database.")
+            .report(pgrx::PgLogLevel::WARNING);
+            return Ok(());
+        }
         let wanted = fixed.or(resumable.map(|(w, _)| w));
-        let result = self.call(
+        let result = connected.and_then(|()| self.call(
             "SELECT worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             &[
                 Some(namespace()),
@@ -195,8 +244,23 @@ impl RegistryKeeper {
                 resumable.map(|(_, l)| l.token.to_string()),
             ],
             keep_going,
-        );
-        if matches!(&result, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL02") && fixed.is_none() {
+        ));
+        match &result {
+            Err(Failure::Unreachable(why))
+                if own.is_some()
+                    && !self.heard
+                    && rule::resumes_unconfirmed(
+                        i64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(i64::MAX),
+                    ) =>
+            {
+                self.resume_unconfirmed(layout, why);
+            }
+            Err(Failure::Unreachable(_) | Failure::Stopped) => {}
+            Ok(_) | Err(Failure::Refused { .. }) => self.heard = true,
+        }
+        if matches!(&result, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL02" || sqlstate == "SFL05")
+            && fixed.is_none()
+        {
             self.forget_stored = true;
         }
         let rows = result?;
@@ -215,7 +279,42 @@ impl RegistryKeeper {
         let Some((worker_id, lease)) = granted else {
             return Err(Failure::Unreachable("the registry's answer to acquire has no lease".into()));
         };
+        // The lease on disk goes on under this start: the registry knows it
+        // as this instance's (its keeper restarted, or a crash reinitialised
+        // shared memory).
+        if let Some((_, stored)) = own.filter(|(w, l)| (*w, l.epoch, l.token) == (worker_id, lease.epoch, lease.token))
+        {
+            if lease::restore_own_lease(layout) {
+                lease::renewed(layout, stored, lease.ceiling);
+                return Ok(());
+            }
+        }
         lease::take_lease(layout, worker_id, lease, keep_going).map_err(Failure::Unreachable)
+    }
+
+    /// The registry did not answer for `START_WAIT_MS` since this keeper
+    /// began: the lease on disk goes on unconfirmed, as a restart must not
+    /// wait for a registry outage. Were this a copy of a running node, it
+    /// issues under the original's lease until its first renewal reaches
+    /// the registry, which refuses it (SFL05): said in the log.
+    fn resume_unconfirmed(&mut self, layout: &Layout, why: &str) {
+        if !lease::restore_own_lease(layout) {
+            return;
+        }
+        let worker_id = shmem::lock().registry.worker_id;
+        pgrx::pg_sys::panic::ErrorReport::new(
+            pgrx::PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+            format!(
+                "snowflake_id: resumed worker id {worker_id} from disk unconfirmed: no answer from the registry for {} s ({why})",
+                rule::START_WAIT_MS / 1000
+            ),
+            "snowflake_id",
+        )
+        .set_detail(
+            "If this data directory is a copy of a running node, it issues that node's IDs until the registry answers a renewal, which stops it.",
+        )
+        .set_hint(format!("Check {REGISTRY}; a copy of a running node needs its own snowflake_id.worker_id (or auto)."))
+        .report(pgrx::PgLogLevel::WARNING);
     }
 
     fn renew(
@@ -237,7 +336,11 @@ impl RegistryKeeper {
                 Some(horizon_ms().to_string()),
             ],
             keep_going,
-        )?;
+        );
+        if matches!(&rows, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL05") {
+            lease::refused_as_another_start(layout);
+        }
+        let rows = rows?;
         let ceiling = rows.first().and_then(|r| r.first().cloned().flatten()).and_then(|v| v.parse::<i64>().ok());
         let Some(ceiling) = ceiling else {
             return Err(Failure::Unreachable("the registry's answer to renew has no ceiling".into()));
