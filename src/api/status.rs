@@ -193,6 +193,7 @@ fn lease_state(lease: Option<RegistryShared>, layout: Option<Layout>, now_ms: i6
         (false, _) | (_, None) => State::None,
         (true, Some(l)) => match (l.state, l.lease, layout) {
             (State::Lost, _, _) => State::Lost,
+            (State::Confirming, None, _) => State::Confirming,
             (_, None, _) => State::Acquiring,
             (_, Some(held), Some(layout)) if held.ceiling < now_ms - layout.epoch_ms() => State::Expired,
             _ => State::Held,

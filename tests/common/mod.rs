@@ -182,6 +182,18 @@ impl Cluster {
     /// (`pg_basebackup -R -X stream`), with its own port and socket and
     /// `conf` appended. Not started.
     pub fn standby_of(primary: &Cluster, conf: &[&str]) -> Cluster {
+        Cluster::base_backup_of(primary, &["-R"], conf)
+    }
+
+    /// A copy of the running `primary`'s data directory that starts as a
+    /// primary on the same timeline (`pg_basebackup` without `-R`, as a VM
+    /// snapshot would be): same system identifier, same state file. Its own
+    /// port and socket, `conf` appended. Not started.
+    pub fn copy_of(primary: &Cluster, conf: &[&str]) -> Cluster {
+        Cluster::base_backup_of(primary, &[], conf)
+    }
+
+    fn base_backup_of(primary: &Cluster, extra: &[&str], conf: &[&str]) -> Cluster {
         let mut c = Cluster::empty();
         c.bin = primary.bin.clone();
         let (socket, port) = (primary.socket_dir().display().to_string(), primary.port.to_string());
@@ -198,12 +210,15 @@ impl Cluster {
                     "postgres",
                     "-D",
                     c.data().to_str().unwrap(),
-                    "-R",
                     "-X",
                     "stream",
                     "-c",
                     "fast",
-                ],
+                ]
+                .iter()
+                .chain(extra)
+                .copied()
+                .collect::<Vec<_>>(),
                 &[],
             ),
         );
