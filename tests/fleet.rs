@@ -576,3 +576,30 @@ fn a_copy_started_during_a_registry_outage_stops_at_its_first_contact() {
     assert_eq!(worker_of(original[0]), 7);
     assert_eq!(lease_row(&registry, 7), (1, "a".into(), "live".into()));
 }
+
+/// Nodes may be updated before their registry: a 0.4.0 node whose
+/// registry's extension is still 0.3.0 resumes its lease at once after a
+/// crash, as 0.3.0 did, and warns that copies are not fenced; once the
+/// registry is updated, the same node renews on and the registry records
+/// its instance.
+#[test]
+fn a_registry_not_yet_updated_keeps_its_nodes_going_unfenced() {
+    let mut registry = Cluster::init(&[]);
+    registry.start();
+    registry.sql("CREATE EXTENSION snowflake_id VERSION '0.3.0'");
+    let mut a = Cluster::leased_node(&registry, "a", &["snowflake_id.worker_id = 7"]);
+    let before = draw_when_leased(&a, 100);
+    a.crash();
+    a.start();
+    let restarted = Instant::now();
+    let after = draw_when_leased(&a, 100);
+    assert!(restarted.elapsed() < Duration::from_secs(4), "{:?}", restarted.elapsed());
+    assert!(before.iter().max() < after.iter().min());
+    assert!(a.log().contains("the registry's extension is older than 0.4.0"), "{}", a.log());
+    assert_eq!(lease_row(&registry, 7), (1, "a".into(), "live".into()));
+    registry.sql("ALTER EXTENSION snowflake_id UPDATE");
+    thread::sleep(Duration::from_secs(4)); // a heartbeat
+    draw_when_leased(&a, 100);
+    let recorded = registry.query_i64("SELECT count(*) FROM snowflake_registry_leases WHERE instance IS NOT NULL");
+    assert_eq!(recorded, 1);
+}
