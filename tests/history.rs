@@ -213,7 +213,8 @@ fn draw_at_when_leased(node: &Cluster, unix_ms: &[i64]) -> Vec<i64> {
 /// it through the registry's history level. Two nodes back-fill the same
 /// instants at once; worker id 7 then passes from `a` to `b` (a clean stop),
 /// back to `a` (a takeover after `b` was killed), and `a` restarts without
-/// its history file under the same lease: every ID in one ledger, no two
+/// its history file (granted 7 anew, its old start having just renewed):
+/// every ID in one ledger, no two
 /// alike, and past-instant IDs from an unreachable registry refused.
 #[test]
 fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
@@ -267,8 +268,9 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
     ledger.push(draw_at_when_leased(&a, &instants));
     assert_no_duplicates(&ledger);
 
-    // a restarts under the same lease without its history file (a careless
-    // copy, say): only the registry knows what a claimed under this lease.
+    // a restarts without its history file (a careless copy, say): only the
+    // registry knows what a claimed under its lease, which this start is
+    // granted anew once its old start fell silent (it could be a copy).
     a.sql("CHECKPOINT");
     a.crash();
     std::fs::remove_file(a.data().join("snowflake_id.history")).unwrap();
@@ -293,10 +295,14 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
     assert_eq!(worker_of(&live), 7);
 }
 
-/// A restart resumes its lease without asking the registry, with whatever
-/// history file it finds: one older than the lease's last claim (a backup
-/// restored, a disk snapshot) must not make that claim's slots look free.
-/// The registry's record of the lease's own claims covers it.
+/// A restart with a history file older than the lease's last claim (a
+/// backup restored, a disk snapshot) must not make that claim's slots look
+/// free. Since copies are fenced, a postmaster restart presents its lease
+/// and, its old start having renewed within the silence, is granted the
+/// worker id anew: the registry's record of the earlier lease's claims
+/// covers it. (The same lease goes on only under the same postmaster, whose
+/// file is intact; the rule that inherits a lease's own claims too is
+/// played by core `history/leased.rs`.)
 #[test]
 fn a_history_file_older_than_the_leases_claims_does_not_repeat_ids() {
     let registry = Cluster::registry();
@@ -314,8 +320,8 @@ fn a_history_file_older_than_the_leases_claims_does_not_repeat_ids() {
     std::fs::write(&file, backup).unwrap();
     a.start();
     let third = draw_at_when_leased(&a, &[at]);
-    let resumed = registry.query_i64("SELECT lease_epoch FROM snowflake_registry_leases WHERE worker_id = 7");
-    assert_eq!(resumed, epoch, "the restart resumed its lease");
+    let regranted = registry.query_i64("SELECT lease_epoch FROM snowflake_registry_leases WHERE worker_id = 7");
+    assert_eq!(regranted, epoch + 1, "the restart was granted the worker id anew");
     assert_no_duplicates(&[first, second, third]);
 }
 
