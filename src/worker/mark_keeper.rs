@@ -122,6 +122,9 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // "snowflake_id mark keeper", and the wait event while it waits for a
     // standby), and pg_terminate_backend() reaches it. It reads no catalog.
     BackgroundWorker::connect_worker_to_spi(None, None);
+    // Every line this process logs is about snowflake_id, the registry
+    // keeper's too: each names the node.
+    crate::pg::report::name_the_node_in_this_process();
     let settings = settings::Settings::get();
     let fixed_worker_id = settings.worker_id.as_ref().ok().copied();
     let (Ok(layout), true) = (&settings.layout, fixed_worker_id.is_some() || registry::used()) else {
