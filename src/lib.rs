@@ -64,6 +64,9 @@ pub extern "C-unwind" fn _PG_init() {
         mark::wal::register();
         warn_about_settings();
         worker::mark_keeper::register();
+        if worker::cluster_watch::citus_preloaded() {
+            worker::cluster_watch::register();
+        }
     }
 }
 

@@ -188,13 +188,21 @@ impl Citus {
             .get(0)
     }
 
-    /// Every WARNING about snowflake_id in any node's server log.
+    /// Every WARNING about snowflake_id in any node's server log, without
+    /// the time and process id that start each line.
     fn snowflake_warnings(&self) -> Vec<String> {
         std::iter::once(&self.coordinator)
             .chain(&self.workers)
             .flat_map(|n| n.log().lines().map(String::from).collect::<Vec<_>>())
-            .filter(|l| l.contains("WARNING") && l.contains("snowflake_id"))
+            .filter_map(|l| l.find("WARNING:").map(|at| l[at..].to_string()))
+            .filter(|l| l.contains("snowflake_id"))
             .collect()
+    }
+
+    /// The cluster watch's WARNINGs in the coordinator's log, as above.
+    fn watch_warnings(&self) -> Vec<String> {
+        let log = self.coordinator.log();
+        log.lines().filter_map(|l| l.find("WARNING:  snowflake_id: node ").map(|at| l[at..].to_string())).collect()
     }
 }
 
@@ -951,6 +959,10 @@ struct SharedWorkerIdOutcome {
     notices: Vec<String>,
     /// What `snowflake_cluster_check()` said before the first insert.
     problems_before: Vec<(String, String)>,
+    /// The cluster watch's WARNINGs in the coordinator's log before the
+    /// first insert, and how long after `CREATE EXTENSION` they all were there.
+    watch_warnings: Vec<String>,
+    watch_took: Duration,
 }
 
 /// The easiest mistake in a cluster of identical nodes: two workers with
@@ -962,10 +974,21 @@ struct SharedWorkerIdOutcome {
 /// `(tenant, id)` cannot catch an ID repeated under another tenant.
 fn insert_select_on_a_shared_worker_id() -> SharedWorkerIdOutcome {
     let citus = Citus::with_worker_ids(&[1, 2, 2]);
+    let created = Instant::now();
     let (mut client, notices) = citus.coordinator.connect_collecting_notices();
     client.batch_execute(TABLES).unwrap_or_else(|e| panic!("tables: {}", describe(&e)));
     fill_src(&mut client, 100_000);
     let problems_before = citus.cluster_problems();
+    // The coordinator's cluster watch (snowflake_id.cluster_check_interval,
+    // 10 s by default) warns of both workers on its own.
+    let watch_warnings = loop {
+        let lines = citus.watch_warnings();
+        if lines.len() >= 2 || created.elapsed() > Duration::from_secs(30) {
+            break lines;
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    let watch_took = created.elapsed();
     let mut error = None;
     for _ in 0..5 {
         if let Err(e) = client.batch_execute("INSERT INTO events (tenant, payload) SELECT tenant, payload FROM src") {
@@ -978,13 +1001,23 @@ fn insert_select_on_a_shared_worker_id() -> SharedWorkerIdOutcome {
     }
     let all = all_ids(&mut client);
     let notices = notices.lock().clone();
-    SharedWorkerIdOutcome { rows: all.len(), duplicates: repeats(&all), error, notices, problems_before, citus }
+    SharedWorkerIdOutcome {
+        rows: all.len(),
+        duplicates: repeats(&all),
+        error,
+        notices,
+        problems_before,
+        watch_warnings,
+        watch_took,
+        citus,
+    }
 }
 
 /// Two nodes on one hand-set worker id: `snowflake_cluster_check()` names
-/// both, each with the other, before any ID is drawn. Without a registry
-/// nothing refuses the IDs they then repeat (the reason for the check, and
-/// for the registry).
+/// both, each with the other, before any ID is drawn, and the coordinator's
+/// cluster watch warns of both in its log within its interval, with nobody
+/// asking. Without a registry nothing refuses the IDs they then repeat (the
+/// reason for the check, and for the registry).
 #[test]
 fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
     if !citus_here() {
@@ -1001,13 +1034,25 @@ fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
     assert_eq!(outcome.error, None);
     assert!(outcome.duplicates > 0, "no repeated ID in {} rows", outcome.rows);
     assert_eq!(outcome.notices, Vec::<String>::new());
-    assert_eq!(outcome.citus.snowflake_warnings(), Vec::<String>::new());
     // Named before the first duplicate, and after.
     let mut named: Vec<String> = outcome.citus.workers.iter().map(Citus::name_of).collect();
     named.sort();
     let problem = format!("worker id 2 shared by {}, {}", named[0], named[1]);
     let shared: Vec<(String, String)> = named.iter().map(|n| (n.clone(), problem.clone())).collect();
     assert_eq!(outcome.problems_before, shared);
+    // The watch's warnings, one per node, in the coordinator's log only,
+    // before the first insert; each repeats only after ten minutes.
+    eprintln!("the cluster watch warned {:.1} s after CREATE EXTENSION", outcome.watch_took.as_secs_f64());
+    let expected: Vec<String> = named
+        .iter()
+        .map(|n| format!("WARNING:  snowflake_id: node {n} of the Citus cluster of database \"postgres\": {problem}"))
+        .collect();
+    assert_eq!(outcome.watch_warnings, expected);
+    assert_eq!(outcome.citus.watch_warnings(), expected, "repeated within ten minutes");
+    assert_eq!(outcome.citus.snowflake_warnings(), expected, "other warnings");
+    let log = outcome.citus.coordinator.log();
+    assert!(log.contains("HINT:  Give every node its own snowflake_id.worker_id"), "{log}");
+    assert!(log.contains("CONTEXT:  snowflake_id on node \"coordinator\""), "{log}");
     let rows = outcome.citus.cluster_problem_rows();
     assert_eq!(rows.iter().map(|r| (r.node.clone(), r.problem.clone())).collect::<Vec<_>>(), shared);
     for row in &rows {

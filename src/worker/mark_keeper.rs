@@ -50,7 +50,7 @@ static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// Sleeps on the latch for up to `poll`; false when the postmaster died
 /// (pgrx's `wait_latch` folds that into "stop", and a keeper must tell a
 /// crash, after which it leaves its registry lease alone, from a stop).
-fn wait(poll: Duration) -> bool {
+pub(super) fn wait(poll: Duration) -> bool {
     // SAFETY: this process's latch; reset after waking as the pattern requires.
     let fired = unsafe {
         let fired = pg_sys::WaitLatch(
@@ -84,7 +84,7 @@ fn stopping() -> bool {
 /// `pg_log_backend_memory_contexts()` is answered. Returns false once SIGTERM
 /// has arrived. A cancel (SIGINT) is left alone, as PostgreSQL's own
 /// processes leave it: there is no query to cancel.
-fn keep_going() -> bool {
+pub(super) fn keep_going() -> bool {
     answer_interrupts();
     !stopping()
 }
