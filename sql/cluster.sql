@@ -59,7 +59,9 @@ BEGIN
         SELECT a.node, a.success, a.result, s,
                (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
           FROM answers a
-          LEFT JOIN LATERAL (SELECT a.result::json AS s WHERE a.success) j ON true),
+          -- A CASE, so that a failure's text is never cast: the planner may
+          -- evaluate a subquery's output before its WHERE.
+          CROSS JOIN LATERAL (SELECT CASE WHEN a.success THEN a.result::json END AS s) j),
     shared AS (
         SELECT p.worker_id, string_agg(p.node, ', ' ORDER BY p.node) AS nodes
           FROM parsed p WHERE p.worker_id IS NOT NULL GROUP BY p.worker_id HAVING count(*) > 1),

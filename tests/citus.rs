@@ -670,6 +670,12 @@ fn a_worker_added_later_gets_the_extension_and_needs_its_own_worker_id() {
         rows[0].problem,
         format!("layout 8/12/2025-01-01 00:00:00.000+00, not the coordinator's {DEFAULT_LAYOUT}")
     );
+    // A node that does not answer (stopped) is named with Citus's error.
+    citus.workers[other].stop();
+    let rows = citus.cluster_problem_rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].node.as_str(), rows[0].worker_id), (Citus::name_of(&citus.workers[other]).as_str(), None));
+    assert!(rows[0].problem.starts_with("no answer: "), "{rows:?}");
 }
 
 /// Draws `n` IDs on `node` itself as soon as it has a lease (within 60 s);
