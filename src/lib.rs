@@ -49,11 +49,13 @@ extension_sql_file!(
         [api::functions::snowflake_nextval, api::functions::snowflake_from_timestamp, api::status::snowflake_id_status]
 );
 extension_sql_file!("../sql/registry.sql", name = "registry");
+extension_sql_file!("../sql/cluster.sql", name = "cluster", requires = [api::status::snowflake_id_status]);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     pg::report::no_rust_backtraces_for_clients();
+    pg::report::name_the_node(settings::registry::node_name);
     shmem::init();
     settings::register(shmem::preloaded());
     settings::reserve_prefix();
@@ -63,6 +65,9 @@ pub extern "C-unwind" fn _PG_init() {
         mark::wal::register();
         warn_about_settings();
         worker::mark_keeper::register();
+        if worker::cluster_watch::citus_preloaded() {
+            worker::cluster_watch::register();
+        }
     }
 }
 
@@ -76,21 +81,24 @@ fn warn_about_settings() {
     let errors = settings.errors();
     for e in &errors {
         let (_, hint) = settings::setting_error_code_and_hint(e);
-        pgrx::pg_sys::panic::ErrorReport::new(
+        pg::report::emit(
+            PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("snowflake_id: {}", e.line()),
-            "snowflake_id",
-        )
-        .set_detail("snowflake_nextval() will refuse to issue IDs until this is fixed.")
-        .set_hint(hint)
-        .report(PgLogLevel::WARNING);
+            Some("snowflake_nextval() will refuse to issue IDs until this is fixed.".into()),
+            Some(hint),
+        );
     }
     if let (true, Some(problem)) = (errors.is_empty(), settings.problem(pg::clock::now_unix_ms())) {
-        ereport!(
+        pg::report::emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             problem,
-            "snowflake_nextval() will refuse to issue IDs until this is fixed in postgresql.conf and the server restarted."
+            Some(
+                "snowflake_nextval() will refuse to issue IDs until this is fixed in postgresql.conf and the server restarted."
+                    .into(),
+            ),
+            None,
         );
     }
     // A layout other than the one the state file records: said at start, not
@@ -107,11 +115,12 @@ fn warn_about_settings() {
                 ("is refused", "snowflake_nextval() refuses until the settings are restored or the change is allowed.")
             };
             let changed = snowflake_id_core::Error::LayoutChanged { stored: stored.layout };
-            ereport!(
+            pg::report::emit(
                 PgLogLevel::WARNING,
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!("snowflake_id: a layout change {what}: {changed}"),
-                hint
+                Some(hint.into()),
+                None,
             );
         }
     }

@@ -144,14 +144,32 @@ impl Citus {
             .collect()
     }
 
-    /// [`CLUSTER_PROBLEMS`]: (host:port, problem) of each node with one.
+    /// `snowflake_cluster_check()` on the coordinator: (host:port, problem)
+    /// of each node with one.
     fn cluster_problems(&self) -> Vec<(String, String)> {
+        self.cluster_problem_rows().into_iter().map(|r| (r.node, r.problem)).collect()
+    }
+
+    /// Every column of `snowflake_cluster_check()`'s rows.
+    fn cluster_problem_rows(&self) -> Vec<ProblemRow> {
         self.connect()
-            .query(CLUSTER_PROBLEMS, &[])
-            .unwrap_or_else(|e| panic!("cluster problems: {}", describe(&e)))
+            .query("SELECT node, worker_id, layout, problem FROM snowflake_cluster_check()", &[])
+            .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
+            .map(|r| ProblemRow { node: r.get(0), worker_id: r.get(1), layout: r.get(2), problem: r.get(3) })
             .collect()
+    }
+
+    /// Checks every ID the test made, `all` (read back through the
+    /// coordinator): `count` of them, no two equal, made under exactly
+    /// `worker_ids`; and the cluster check finds nothing wrong. Prints what
+    /// the test made and how long it took.
+    fn assert_all_distinct(&self, all: &[i64], count: usize, worker_ids: &[i64], t0: Instant) {
+        assert_eq!(all.len(), count);
+        assert_eq!(repeats(all), 0, "duplicate IDs");
+        assert_eq!(workers_of(all), worker_ids.iter().copied().collect(), "the worker ids of the IDs made");
+        assert_eq!(self.cluster_problems(), Vec::<(String, String)>::new());
+        eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(all), t0.elapsed().as_secs_f64());
     }
 
     /// host:port of a node, as the checks name it.
@@ -170,13 +188,21 @@ impl Citus {
             .get(0)
     }
 
-    /// Every WARNING about snowflake_id in any node's server log.
+    /// Every WARNING about snowflake_id in any node's server log, without
+    /// the time and process id that start each line.
     fn snowflake_warnings(&self) -> Vec<String> {
         std::iter::once(&self.coordinator)
             .chain(&self.workers)
             .flat_map(|n| n.log().lines().map(String::from).collect::<Vec<_>>())
-            .filter(|l| l.contains("WARNING") && l.contains("snowflake_id"))
+            .filter_map(|l| l.find("WARNING:").map(|at| l[at..].to_string()))
+            .filter(|l| l.contains("snowflake_id"))
             .collect()
+    }
+
+    /// The cluster watch's WARNINGs in the coordinator's log, as above.
+    fn watch_warnings(&self) -> Vec<String> {
+        let log = self.coordinator.log();
+        log.lines().filter_map(|l| l.find("WARNING:  snowflake_id: node ").map(|at| l[at..].to_string())).collect()
     }
 }
 
@@ -188,33 +214,32 @@ const CLUSTER_CHECK: &str = "SELECT n.nodename || ':' || n.nodeport AS node, r.s
   JOIN pg_dist_node n USING (nodeid)
  ORDER BY n.nodeid";
 
-/// The README's shorter check: every node's worker id.
-const README_CHECK: &str = "SELECT n.nodename, n.nodeport, r.success, r.result
-  FROM run_command_on_all_nodes($$SELECT worker_id FROM snowflake_id_status$$) r
-  JOIN pg_dist_node n USING (nodeid);";
+/// The README's check.
+const README_CHECK: &str = "SELECT * FROM snowflake_cluster_check();";
 
-/// docs/citus.md's query for what is wrong, from the coordinator: each node
-/// that did not answer, has no worker id, shares its worker id with another
-/// node or has a layout other than the coordinator's.
-const CLUSTER_PROBLEMS: &str = "
-WITH answers AS (
-    SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, r.success, r.result,
-           split_part(r.result, ' ', 1) AS worker_id, split_part(r.result, ' ', 2) AS layout
-      FROM run_command_on_all_nodes($$
-               SELECT coalesce(worker_id::text, 'unset') || ' ' || worker_bits || '/' || sequence_bits || '/'
-                      || (extract(epoch FROM epoch) * 1000)::bigint
-                 FROM snowflake_id_status$$) r
-      JOIN pg_dist_node n USING (nodeid)),
-checked AS (
-    SELECT node,
-           CASE WHEN NOT success THEN 'no answer: ' || result
-                WHEN worker_id = 'unset' THEN 'no worker id'
-                WHEN count(*) OVER (PARTITION BY worker_id) > 1 THEN 'worker id ' || worker_id || ' shared'
-                WHEN layout <> (SELECT layout FROM answers WHERE groupid = 0)
-                    THEN 'layout ' || layout || ', not the coordinator''s'
-           END AS problem
-      FROM answers)
-SELECT node, problem FROM checked WHERE problem IS NOT NULL ORDER BY node";
+/// docs/citus.md's scheduled check (the body pg_cron runs): a WARNING for
+/// each node with a problem.
+const SCHEDULED_CHECK: &str = "DO $check$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM snowflake_cluster_check() LOOP
+        RAISE WARNING 'snowflake_id: node %: %', r.node, r.problem;
+    END LOOP;
+END
+$check$;";
+
+/// A row of `snowflake_cluster_check()`: a node with a problem.
+#[derive(Debug)]
+struct ProblemRow {
+    node: String,
+    worker_id: Option<i64>,
+    layout: Option<String>,
+    problem: String,
+}
+
+/// The default layout as `snowflake_cluster_check()` shows it.
+const DEFAULT_LAYOUT: &str = "10/12/2025-01-01 00:00:00.000+00";
 
 /// The worker id each row of a [`Citus::cluster_check`] starts with ("" when unset).
 fn checked_worker_ids(check: &[(String, bool, String)]) -> Vec<String> {
@@ -346,18 +371,15 @@ fn the_coordinator_evaluates_the_default_of_routed_inserts_values_and_copy() {
     let plan = explain(&mut client, "INSERT INTO by_id (tenant, payload) VALUES (7, 'explained')");
     assert!(plan.contains("VALUES ('") && !plan.contains("snowflake_nextval"), "{plan}");
 
-    let all = [all_ids(&mut client), kinds].concat();
-    assert_eq!(all.len(), 2 * (20 + 500 + 500 + 5_000) + 100);
-    assert_eq!(repeats(&all), 0, "duplicate IDs");
-    assert_eq!(workers_of(&all), BTreeSet::from([1]), "only the coordinator's worker id");
     assert_eq!(made.len(), 2 * (20 + 500 + 500));
     assert_eq!(workers_of(&made), BTreeSet::from([1]));
     // by_id's rows went to the shards of their IDs, on both workers: the
     // coordinator routed each by the ID it made.
     let ports = rows_by_port(&mut client, "by_id");
     assert_eq!(ports.len(), 2, "by_id's rows on both workers: {ports:?}");
-    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
-    eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(&all), t0.elapsed().as_secs_f64());
+    // Only the coordinator's worker id.
+    let all = [all_ids(&mut client), kinds].concat();
+    citus.assert_all_distinct(&all, 2 * (20 + 500 + 500 + 5_000) + 100, &[1], t0);
 }
 
 /// `INSERT ... SELECT` between distributed tables, a statement sent to a
@@ -434,12 +456,7 @@ fn the_workers_evaluate_the_default_of_insert_select_worker_queries_and_delegate
     let row = client.query_one("SELECT add_event(1), add_event(2)", &[]).expect("two calls");
     assert_eq!(workers_of(&[row.get(0), row.get(1)]), BTreeSet::from([1]));
 
-    let all = all_ids(&mut client);
-    assert_eq!(all.len(), 2 * 20_000 + 5_000 + 2_002 + 20 + 2);
-    assert_eq!(repeats(&all), 0, "duplicate IDs");
-    assert_eq!(workers_of(&all), BTreeSet::from([1, 2, 3]));
-    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
-    eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(&all), t0.elapsed().as_secs_f64());
+    citus.assert_all_distinct(&all_ids(&mut client), 2 * 20_000 + 5_000 + 2_002 + 20 + 2, &[1, 2, 3], t0);
 }
 
 /// The error of `sql` as (SQLSTATE, message).
@@ -555,11 +572,9 @@ fn decoding_is_pushed_down_and_returning_takes_the_immutable_forms() {
     let r = client.query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e)));
     assert_eq!(worker_of(r.get(0)), i64::from(r.get::<_, i32>(1)));
 
+    // However many the statements above made: the count is not the point here.
     let all = all_ids(&mut client);
-    assert_eq!(repeats(&all), 0, "duplicate IDs");
-    assert_eq!(workers_of(&all), BTreeSet::from([1, 2, 3]));
-    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
-    eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(&all), t0.elapsed().as_secs_f64());
+    citus.assert_all_distinct(&all, all.len(), &[1, 2, 3], t0);
 }
 
 /// The SQLSTATE, message and CONTEXT of the error of `sql`.
@@ -608,15 +623,23 @@ fn a_worker_added_later_gets_the_extension_and_needs_its_own_worker_id() {
     let (code, message, context) = refusal_with_context(&mut client, insert);
     assert_eq!(code, "55000");
     assert_eq!(message, "invalid snowflake_id.worker_id = '': the worker id is not set");
-    // Only Citus's CONTEXT line says which node.
+    // The worker's own CONTEXT line names it (its snowflake_id.node_name),
+    // relayed by Citus with its own line, host and port.
     let late_node = Citus::name_of(&citus.workers[late]);
-    assert_eq!(context, format!("while executing command on {late_node}"));
+    assert_eq!(context, format!("snowflake_id on node \"worker3\"\nwhile executing command on {late_node}"));
     // docs/citus.md's check from the coordinator names it.
     let check = citus.cluster_check();
     let late_row = check.iter().find(|r| r.0 == late_node).expect("the new worker in the check");
     assert!(late_row.1 && late_row.2.contains("55000: invalid snowflake_id.worker_id = ''"), "{check:?}");
     assert_eq!(checked_worker_ids(&check)[..3], ["1", "2", "3"], "{check:?}");
-    assert_eq!(citus.cluster_problems(), [(late_node.clone(), "no worker id".to_string())]);
+    let rows = citus.cluster_problem_rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].node.as_str(), rows[0].worker_id), (late_node.as_str(), None));
+    assert_eq!(rows[0].layout.as_deref(), Some(DEFAULT_LAYOUT));
+    assert_eq!(
+        rows[0].problem, "no worker id; 55000: invalid snowflake_id.worker_id = '': the worker id is not set",
+        "{rows:?}"
+    );
 
     // Its own worker id, and a restart: the statement runs on all three workers.
     citus.workers[late].sql("ALTER SYSTEM SET snowflake_id.worker_id = 4");
@@ -631,25 +654,28 @@ fn a_worker_added_later_gets_the_extension_and_needs_its_own_worker_id() {
     );
     assert_eq!(workers_of(&direct), BTreeSet::from([4]));
 
-    let all = all_ids(&mut client);
-    assert_eq!(all.len(), 1_000 + 3_000 + 2);
-    assert_eq!(repeats(&all), 0, "duplicate IDs");
-    assert_eq!(workers_of(&all), BTreeSet::from([2, 3, 4]));
-    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
+    citus.assert_all_distinct(&all_ids(&mut client), 1_000 + 3_000 + 2, &[2, 3, 4], t0);
     // Another worker with another layout (worker_bits = 8) issues IDs of
-    // that layout, silently; the check names it.
+    // that layout, silently; snowflake_cluster_check() names it.
     let other = citus.add_worker(&["snowflake_id.worker_id = 5", "snowflake_id.worker_bits = 8"]);
     let odd =
         insert_returning(&mut citus.workers[other].connect(), "INSERT INTO events (tenant, payload) VALUES (1, 'odd')");
     assert_eq!(odd.len(), 1);
+    let rows = citus.cluster_problem_rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].node, Citus::name_of(&citus.workers[other]));
+    assert_eq!(rows[0].worker_id, Some(5));
+    assert_eq!(rows[0].layout.as_deref(), Some("8/12/2025-01-01 00:00:00.000+00"));
     assert_eq!(
-        citus.cluster_problems(),
-        [(
-            Citus::name_of(&citus.workers[other]),
-            format!("layout 8/12/{}, not the coordinator's", common::DEFAULT_EPOCH_MS)
-        )]
+        rows[0].problem,
+        format!("layout 8/12/2025-01-01 00:00:00.000+00, not the coordinator's {DEFAULT_LAYOUT}")
     );
-    eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(&all), t0.elapsed().as_secs_f64());
+    // A node that does not answer (stopped) is named with Citus's error.
+    citus.workers[other].stop();
+    let rows = citus.cluster_problem_rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].node.as_str(), rows[0].worker_id), (Citus::name_of(&citus.workers[other]).as_str(), None));
+    assert!(rows[0].problem.starts_with("no answer: "), "{rows:?}");
 }
 
 /// Draws `n` IDs on `node` itself as soon as it has a lease (within 60 s);
@@ -764,13 +790,167 @@ fn a_registry_in_the_coordinators_database_leases_every_node_its_own_worker_id()
         assert_eq!(w.query_i64("SELECT count(*) FROM snowflake_registry"), 0);
     }
 
-    let all = all_ids(&mut client);
-    assert_eq!(all.len(), made.len() + made_later.len() + from_spread.len());
-    assert_eq!(repeats(&all), 0, "duplicate IDs");
-    assert_eq!(workers_of(&all), leased);
     assert_eq!(workers_of(&from_spread).len(), 3, "the three workers' leases");
-    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
-    eprintln!("{} IDs, worker ids {:?}, in {:.1} s", all.len(), workers_of(&all), t0.elapsed().as_secs_f64());
+    let count = made.len() + made_later.len() + from_spread.len();
+    citus.assert_all_distinct(&all_ids(&mut client), count, &leased.iter().copied().collect::<Vec<_>>(), t0);
+
+    // A node given worker1's worker id by hand beside the registry (a
+    // postgresql.conf copied from a node set up before the registry): the
+    // registry refuses it, naming the holder, and it issues nothing; the
+    // coordinator's check names it.
+    let held = leases["worker1"];
+    let clash = citus.add_worker(&[&registry_line, &format!("snowflake_id.worker_id = {held}")]);
+    let node = &citus.workers[clash];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let registry_error = loop {
+        let e = node.query_text("SELECT coalesce(registry_error, '') FROM snowflake_id_status");
+        if !e.is_empty() {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "no registry answer in 30 s:\n{}", node.log());
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert!(registry_error.contains("SFL02"), "{registry_error}");
+    assert!(
+        registry_error.contains(&format!("worker id {held} of namespace \"default\" is held by node \"worker1\"")),
+        "{registry_error}"
+    );
+    let refused = node.sql_error("SELECT snowflake_nextval()");
+    assert_eq!(refused.code, "55000", "{refused:?}");
+    // Its log says so, naming the node it happened on.
+    let log = node.log();
+    assert!(log.contains("WARNING:  snowflake_id: worker id registry:"), "{log}");
+    assert!(log.contains("CONTEXT:  snowflake_id on node \"worker4\""), "{log}");
+    let rows = citus.cluster_problem_rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].node.clone(), rows[0].worker_id), (Citus::name_of(node), None), "{rows:?}");
+    assert!(rows[0].problem.starts_with("no worker id; "), "{rows:?}");
+    // The holder is unaffected.
+    let (still, _) = draw_when_leased(&citus.workers[0], 10);
+    assert_eq!(workers_of(&still), BTreeSet::from([held]));
+}
+
+/// Draws IDs on `node` itself, a thousand at a time, for `how_long`: the
+/// IDs, and the refusals met on the way.
+fn draw_for(node: &Cluster, how_long: Duration) -> (Vec<i64>, Vec<String>) {
+    let deadline = Instant::now() + how_long;
+    let mut client = node.connect();
+    let (mut made, mut refused) = (vec![], vec![]);
+    while Instant::now() < deadline {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[]) {
+            Ok(rows) => made.extend(rows.iter().map(|r| r.get::<_, i64>(0))),
+            Err(e) => refused.push(describe(&e)),
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    (made, refused)
+}
+
+/// A worker fails over to its streaming standby, with the registry in the
+/// coordinator's database (every node on `auto`): the promoted standby is
+/// a later timeline of the same system, so it takes over its old primary's
+/// lease at once, above the old ceiling, and once `citus_update_node` points
+/// Citus at it the DEFAULT runs there. Both ways a DBA meets it: worker1's
+/// old primary killed with `kill -9`, worker2's left running (a split
+/// brain: it goes on issuing under the old lease until its ceiling, and,
+/// being on `auto`, then under another free worker id once the registry
+/// tells it the lease is lost). Every ID distinct, those the old primary
+/// drew after the promotion included.
+#[test]
+fn a_worker_failing_over_to_its_promoted_standby_goes_on_issuing_under_the_registry() {
+    if !citus_here() {
+        return;
+    }
+    let t0 = Instant::now();
+    // A short lease, so that the old primary left running stops soon.
+    let short = "snowflake_id.registry_lease = '3s'";
+    let coordinator = citus_node_init("coordinator", &[short]);
+    coordinator.append_conf(&[&coordinator.registry_line()]);
+    let mut citus = Citus::new(coordinator);
+    let registry_line = citus.coordinator.registry_line();
+    citus.add_worker(&[&registry_line, short]);
+    citus.add_worker(&[&registry_line, short]);
+    citus.coordinator.sql("CREATE EXTENSION snowflake_id");
+    for node in std::iter::once(&citus.coordinator).chain(&citus.workers) {
+        draw_when_leased(node, 1);
+    }
+    let mut client = citus.connect();
+    client.batch_execute(TABLES).unwrap_or_else(|e| panic!("tables: {}", describe(&e)));
+    fill_src(&mut client, 10_000);
+    let insert_select = "INSERT INTO events (tenant, payload) SELECT tenant, payload FROM src";
+    let mut made = insert_returning(&mut client, insert_select);
+    let worker_ids: Vec<i64> =
+        citus.workers.iter().map(|w| w.query_i64("SELECT worker_id FROM snowflake_id_status")).collect();
+    assert_eq!(workers_of(&made), worker_ids.iter().copied().collect(), "the workers' leases");
+
+    // A streaming standby of each worker, caught up.
+    let mut standbys: Vec<Cluster> = citus
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let name = format!("snowflake_id.node_name = 'worker{}-standby'", i + 1);
+            // As many connections as its primary, or recovery refuses to start.
+            let mut standby = Cluster::standby_of(w, &["max_connections = 100", &name]);
+            standby.start();
+            standby.wait_replayed(&w.query_text("SELECT pg_current_wal_lsn()::text"));
+            standby
+        })
+        .collect();
+    let fail_over = |citus: &Citus, client: &mut Client, i: usize, standby: &Cluster| {
+        standby.promote();
+        let (_, waited) = draw_when_leased(standby, 1);
+        let old = &citus.workers[i];
+        client
+            .execute(
+                "SELECT citus_update_node(nodeid, $1, $2) FROM pg_dist_node WHERE nodeport = $3",
+                &[&host(standby), &i32::from(standby.port), &i32::from(old.port)],
+            )
+            .unwrap_or_else(|e| panic!("citus_update_node: {}", describe(&e)));
+        waited
+    };
+
+    // worker1 dies (kill -9); its standby is promoted.
+    citus.workers[0].crash();
+    let waited = fail_over(&citus, &mut client, 0, &standbys[0]);
+    eprintln!("worker1's promoted standby leased {:.1} s after its promotion", waited.as_secs_f64());
+    let after_crash = insert_returning(&mut client, insert_select);
+    assert_eq!(workers_of(&after_crash), worker_ids.iter().copied().collect(), "the same two worker ids");
+    assert!(
+        standbys[0].query_i64("SELECT worker_id FROM snowflake_id_status") == worker_ids[0],
+        "the promoted standby took over worker1's lease"
+    );
+    made.extend(after_crash);
+
+    // worker2's standby is promoted while worker2 runs on.
+    let waited = fail_over(&citus, &mut client, 1, &standbys[1]);
+    eprintln!("worker2's promoted standby leased {:.1} s after its promotion", waited.as_secs_f64());
+    made.extend(insert_returning(&mut client, insert_select));
+    // Drawn on the promoted node itself (Citus's metadata on the workers
+    // follows citus_update_node in the background, so no distributed
+    // statement there), and on the old worker2 for three leases' time.
+    let (promoted_drawn, _) = draw_when_leased(&standbys[1], 2_000);
+    let (old_drawn, refused) = draw_for(&citus.workers[1], Duration::from_secs(9));
+    let old_now = citus.workers[1].query_text("SELECT coalesce(worker_id::text, 'none') FROM snowflake_id_status");
+    eprintln!(
+        "the old worker2 drew {} IDs in 9 s after the promotion, under worker ids {:?} (now {old_now}), {} refusals: {:?}",
+        old_drawn.len(),
+        workers_of(&old_drawn),
+        refused.len(),
+        refused.first()
+    );
+    assert!(old_drawn.iter().any(|id| worker_of(*id) == worker_ids[1]), "the old lease's IDs");
+    let later: BTreeSet<i64> = workers_of(&old_drawn).into_iter().filter(|w| *w != worker_ids[1]).collect();
+    assert!(later.iter().all(|w| !worker_ids.contains(w)), "the old worker2 went on under a held worker id");
+
+    let rows = all_ids(&mut client);
+    assert_eq!(rows.len(), made.len(), "every row inserted is on the promoted nodes");
+    let all = [made, promoted_drawn, old_drawn].concat();
+    let every_worker_id: Vec<i64> = worker_ids.iter().chain(&later).copied().collect();
+    citus.assert_all_distinct(&all, all.len(), &every_worker_id, t0);
+    for standby in &mut standbys {
+        standby.stop();
+    }
 }
 
 /// What came of [`insert_select_on_a_shared_worker_id`].
@@ -783,6 +963,12 @@ struct SharedWorkerIdOutcome {
     error: Option<String>,
     /// NOTICEs and WARNINGs the client got.
     notices: Vec<String>,
+    /// What `snowflake_cluster_check()` said before the first insert.
+    problems_before: Vec<(String, String)>,
+    /// The cluster watch's WARNINGs in the coordinator's log before the
+    /// first insert, and how long after `CREATE EXTENSION` they all were there.
+    watch_warnings: Vec<String>,
+    watch_took: Duration,
 }
 
 /// The easiest mistake in a cluster of identical nodes: two workers with
@@ -794,9 +980,21 @@ struct SharedWorkerIdOutcome {
 /// `(tenant, id)` cannot catch an ID repeated under another tenant.
 fn insert_select_on_a_shared_worker_id() -> SharedWorkerIdOutcome {
     let citus = Citus::with_worker_ids(&[1, 2, 2]);
+    let created = Instant::now();
     let (mut client, notices) = citus.coordinator.connect_collecting_notices();
     client.batch_execute(TABLES).unwrap_or_else(|e| panic!("tables: {}", describe(&e)));
     fill_src(&mut client, 100_000);
+    let problems_before = citus.cluster_problems();
+    // The coordinator's cluster watch (snowflake_id.cluster_check_interval,
+    // 10 s by default) warns of both workers on its own.
+    let watch_warnings = loop {
+        let lines = citus.watch_warnings();
+        if lines.len() >= 2 || created.elapsed() > Duration::from_secs(30) {
+            break lines;
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    let watch_took = created.elapsed();
     let mut error = None;
     for _ in 0..5 {
         if let Err(e) = client.batch_execute("INSERT INTO events (tenant, payload) SELECT tenant, payload FROM src") {
@@ -809,16 +1007,25 @@ fn insert_select_on_a_shared_worker_id() -> SharedWorkerIdOutcome {
     }
     let all = all_ids(&mut client);
     let notices = notices.lock().clone();
-    SharedWorkerIdOutcome { rows: all.len(), duplicates: repeats(&all), error, notices, citus }
+    SharedWorkerIdOutcome {
+        rows: all.len(),
+        duplicates: repeats(&all),
+        error,
+        notices,
+        problems_before,
+        watch_warnings,
+        watch_took,
+        citus,
+    }
 }
 
-/// Today nothing notices two nodes on one worker id: IDs repeat with no
-/// error and no warning anywhere; only the checks of the README and
-/// docs/citus.md, run by hand, show the clash. (Issue 23 item 3: once the
-/// extension checks the cluster, this becomes the test that the clash is
-/// named, refused or warned of, with the same helper.)
+/// Two nodes on one hand-set worker id: `snowflake_cluster_check()` names
+/// both, each with the other, before any ID is drawn, and the coordinator's
+/// cluster watch warns of both in its log within its interval, with nobody
+/// asking. Without a registry nothing refuses the IDs they then repeat (the
+/// reason for the check, and for the registry).
 #[test]
-fn two_workers_on_one_static_worker_id_repeat_ids_and_nothing_notices() {
+fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
     if !citus_here() {
         return;
     }
@@ -833,18 +1040,41 @@ fn two_workers_on_one_static_worker_id_repeat_ids_and_nothing_notices() {
     assert_eq!(outcome.error, None);
     assert!(outcome.duplicates > 0, "no repeated ID in {} rows", outcome.rows);
     assert_eq!(outcome.notices, Vec::<String>::new());
-    assert_eq!(outcome.citus.snowflake_warnings(), Vec::<String>::new());
-    // The check by hand shows worker id 2 on both workers.
-    let check = outcome.citus.cluster_check();
-    assert_eq!(checked_worker_ids(&check), ["1", "2", "2"], "{check:?}");
-    let mut readme: Vec<String> =
-        outcome.citus.connect().query(README_CHECK, &[]).unwrap().iter().map(|r| r.get(3)).collect();
-    readme.sort();
-    assert_eq!(readme, ["1", "2", "2"]);
+    // Named before the first duplicate, and after.
     let mut named: Vec<String> = outcome.citus.workers.iter().map(Citus::name_of).collect();
     named.sort();
-    let shared = named.into_iter().map(|n| (n, "worker id 2 shared".to_string())).collect::<Vec<_>>();
-    assert_eq!(outcome.citus.cluster_problems(), shared);
+    let problem = format!("worker id 2 shared by {}, {}", named[0], named[1]);
+    let shared: Vec<(String, String)> = named.iter().map(|n| (n.clone(), problem.clone())).collect();
+    assert_eq!(outcome.problems_before, shared);
+    // The watch's warnings, one per node, in the coordinator's log only,
+    // before the first insert; each repeats only after ten minutes.
+    eprintln!("the cluster watch warned {:.1} s after CREATE EXTENSION", outcome.watch_took.as_secs_f64());
+    let expected: Vec<String> = named
+        .iter()
+        .map(|n| format!("WARNING:  snowflake_id: node {n} of the Citus cluster of database \"postgres\": {problem}"))
+        .collect();
+    assert_eq!(outcome.watch_warnings, expected);
+    assert_eq!(outcome.citus.watch_warnings(), expected, "repeated within ten minutes");
+    assert_eq!(outcome.citus.snowflake_warnings(), expected, "other warnings");
+    let log = outcome.citus.coordinator.log();
+    assert!(log.contains("HINT:  Give every node its own snowflake_id.worker_id"), "{log}");
+    assert!(log.contains("CONTEXT:  snowflake_id on node \"coordinator\""), "{log}");
+    let rows = outcome.citus.cluster_problem_rows();
+    assert_eq!(rows.iter().map(|r| (r.node.clone(), r.problem.clone())).collect::<Vec<_>>(), shared);
+    for row in &rows {
+        assert_eq!((row.worker_id, row.layout.as_deref()), (Some(2), Some(DEFAULT_LAYOUT)), "{rows:?}");
+    }
+    // docs/citus.md's scheduled check warns of both.
+    let (mut client, notices) = outcome.citus.coordinator.connect_collecting_notices();
+    client.batch_execute(SCHEDULED_CHECK).unwrap_or_else(|e| panic!("scheduled check: {}", describe(&e)));
+    let warned: Vec<String> = named.iter().map(|n| format!("WARNING: snowflake_id: node {n}: {problem}")).collect();
+    assert_eq!(*notices.lock(), warned);
+    // docs/citus.md's query shows worker id 2 on both workers, the README's names them.
+    let check = outcome.citus.cluster_check();
+    assert_eq!(checked_worker_ids(&check), ["1", "2", "2"], "{check:?}");
+    let readme: Vec<String> =
+        outcome.citus.connect().query(README_CHECK, &[]).unwrap().iter().map(|r| r.get("node")).collect();
+    assert_eq!(readme, named);
 }
 
 /// The queries these tests run are the ones the README and docs/citus.md give.
@@ -854,5 +1084,24 @@ fn the_docs_give_the_checks_these_tests_run() {
     let citus_md = include_str!("../docs/citus.md");
     assert!(readme.contains(README_CHECK), "README.md lacks:\n{README_CHECK}");
     assert!(citus_md.contains(CLUSTER_CHECK.trim()), "docs/citus.md lacks:\n{CLUSTER_CHECK}");
-    assert!(citus_md.contains(CLUSTER_PROBLEMS.trim()), "docs/citus.md lacks:\n{CLUSTER_PROBLEMS}");
+    assert!(citus_md.contains(SCHEDULED_CHECK), "docs/citus.md lacks:\n{SCHEDULED_CHECK}");
+}
+
+/// Without Citus, `snowflake_cluster_check()` refuses with 55000 and says
+/// what to use instead, rather than answering for one server as if it were
+/// a cluster. On every major: it needs no Citus.
+#[test]
+fn the_cluster_check_without_citus_says_it_needs_citus() {
+    let server = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
+    let e = server.sql_error("SELECT * FROM snowflake_cluster_check()");
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert_eq!(
+        e.message,
+        "snowflake_cluster_check() needs Citus: extension \"citus\" is not created in database \"postgres\""
+    );
+    assert!(e.hint.contains("snowflake_id_status"), "{e:?}");
+    // An ordinary role may run it (it reads only what the status view shows).
+    server.sql("CREATE ROLE watcher LOGIN");
+    let mut watcher = server.config().user("watcher").connect(postgres::NoTls).expect("connect as watcher");
+    assert_eq!(common::sql_error(&mut watcher, "SELECT * FROM snowflake_cluster_check()").code, "55000");
 }

@@ -112,10 +112,12 @@ pub fn replay(record: &Stored, lsn: u64) {
         Err(ReadError::Invalid(e)) => {
             // The primary wrote its file before this record, so no mark in a
             // damaged file can be above the record except one that no ID used.
-            pgrx::ereport!(
+            crate::pg::report::emit(
                 PgLogLevel::WARNING,
                 PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-                format!("snowflake_id: {e}; replacing it with the mark replayed from WAL")
+                format!("snowflake_id: {e}; replacing it with the mark replayed from WAL"),
+                None,
+                None,
             );
             None
         }

@@ -40,14 +40,15 @@ pub fn replay(claimed: &Claimed) {
             // What the damaged file said is lost, and with it which slots
             // were used: take them all as used (no past-instant ID of this
             // worker id until the file is restored), never a reuse.
-            pgrx::ereport!(
+            crate::pg::report::emit(
                 PgLogLevel::WARNING,
                 PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
                 format!(
                     "snowflake_id: {e}; taking every history slot of worker id {} as used",
                     claimed.layout.worker_id
                 ),
-                RESTORE_HINT
+                Some(RESTORE_HINT.into()),
+                None,
             );
             (None, LevelMap::from_parts(history_slots(&claimed.layout.layout()), vec![]))
         }

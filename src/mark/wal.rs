@@ -205,7 +205,8 @@ const STANDBY_WAIT_WARNING_AFTER: std::time::Duration = std::time::Duration::fro
 /// One WARNING, at most one a minute across the server.
 fn warn_standby_wait(lsn: pg_sys::XLogRecPtr) {
     if log_limit::due(Topic::StandbyWait) {
-        pgrx::pg_sys::panic::ErrorReport::new(
+        crate::pg::report::emit(
+            pgrx::PgLogLevel::WARNING,
             pgrx::PgSqlErrorCode::ERRCODE_WARNING,
             format!(
                 "snowflake_id: IDs have waited {} s for the synchronous standbys to flush the durable mark (WAL up to {:X}/{:X})",
@@ -213,17 +214,17 @@ fn warn_standby_wait(lsn: pg_sys::XLogRecPtr) {
                 lsn >> 32,
                 lsn & 0xFFFF_FFFF
             ),
-            "snowflake_id",
-        )
-        .set_detail(
-            "No ID under a new mark is returned until the standbys named in synchronous_standby_names have it, \
-             so that a failover never repeats one.",
-        )
-        .set_hint(
-            "Check the standbys (pg_stat_replication). statement_timeout ends a waiting call with 57014. \
-             This warning repeats at most once a minute.",
-        )
-        .report(pgrx::PgLogLevel::WARNING);
+            Some(
+                "No ID under a new mark is returned until the standbys named in synchronous_standby_names have it, \
+                 so that a failover never repeats one."
+                    .into(),
+            ),
+            Some(
+                "Check the standbys (pg_stat_replication). statement_timeout ends a waiting call with 57014. \
+                 This warning repeats at most once a minute."
+                    .into(),
+            ),
+        );
     }
 }
 

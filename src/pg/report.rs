@@ -1,6 +1,18 @@
 //! An ERROR as data, and raising one: the generic edge between Rust and
 //! PostgreSQL's error reporting, with nothing of the generator in it.
+//!
+//! Every ERROR and WARNING raised here carries a CONTEXT line naming the
+//! server, `snowflake_id on node "worker-a:5432"`: on Citus a worker's
+//! error reaches the client through the coordinator (message, DETAIL, HINT
+//! and CONTEXT relayed), and a log collected from many servers mixes them.
+//! The name comes from a function the settings layer hands over at start
+//! ([`name_the_node`]), so this layer imports no setting.
 
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
+
+use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
 
@@ -9,6 +21,34 @@ use pgrx::{PgLogLevel, PgSqlErrorCode as Code};
 /// not this one.
 #[track_caller]
 pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<String>) -> ! {
+    let report = build(code, message, detail, hint);
+    // pgrx turns the ERROR into a Rust panic and reports it at the guard of
+    // the SQL-callable function, after unwinding: the context line must be
+    // on PostgreSQL's stack of error context callbacks by then. It is left
+    // there, as C code leaves its callback when it raises an ERROR: the
+    // PG_CATCH (or the top level) the error longjmps to restores the stack.
+    // This crate catches none of its own ERRORs in Rust (the only
+    // PgTryBuilder, in guc_origin.rs, wraps a call into PostgreSQL), so the
+    // callback never outlives the error it was pushed for.
+    push_node_context();
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
+/// Reports a WARNING (or any level below ERROR) with the node's context
+/// line: every WARNING of the library goes through here.
+#[track_caller]
+pub fn emit(level: PgLogLevel, code: Code, message: String, detail: Option<String>, hint: Option<String>) {
+    let report = build(code, message, detail, hint);
+    let pushed = push_node_context();
+    report.report(level);
+    if pushed {
+        pop_node_context();
+    }
+}
+
+#[track_caller]
+fn build(code: Code, message: String, detail: Option<String>, hint: Option<String>) -> ErrorReport {
     let mut report = ErrorReport::new(code, message, "snowflake_id");
     if let Some(d) = detail {
         report = report.set_detail(d);
@@ -16,8 +56,87 @@ pub fn raise(code: Code, message: String, detail: Option<String>, hint: Option<S
     if let Some(h) = hint {
         report = report.set_hint(h);
     }
-    report.report(PgLogLevel::ERROR);
-    unreachable!("ereport(ERROR) returned")
+    report
+}
+
+/// What names this server in messages (`snowflake_id.node_name`, else
+/// `cluster_name`, else host:port): set once in `_PG_init`, called when a
+/// message is made, so a reload of the name shows at once.
+static NODE_NAME: OnceLock<fn() -> String> = OnceLock::new();
+
+pub fn name_the_node(name: fn() -> String) {
+    let _ = NODE_NAME.set(name);
+}
+
+/// Names the node in every message this process sends from now on, not
+/// only the library's own: for the library's own long-lived processes (the
+/// mark keeper), whose every line is about snowflake_id. Never removed: the
+/// process ends with it.
+pub fn name_the_node_in_this_process() {
+    push_node_context();
+}
+
+unsafe extern "C-unwind" {
+    // errcontext() is a macro around this; pgrx does not bind it.
+    fn errcontext_msg(fmt: *const c_char, ...) -> c_int;
+}
+
+/// The context line. Runs inside PostgreSQL's error reporting: nothing in
+/// it may raise, and a panic stops at `catch_unwind`.
+unsafe extern "C-unwind" fn node_context(_arg: *mut c_void) {
+    let Some(name) = NODE_NAME.get() else { return };
+    let Ok(name) = std::panic::catch_unwind(name) else { return };
+    let Ok(line) = CString::new(format!("snowflake_id on node \"{name}\"")) else { return };
+    // SAFETY: called by errfinish() with an error being reported; "%s" and a
+    // NUL-terminated string, copied by PostgreSQL.
+    unsafe { errcontext_msg(c"%s".as_ptr(), line.as_ptr()) };
+}
+
+/// This process's one callback record (allocated once, never freed).
+static CALLBACK: AtomicPtr<pg_sys::ErrorContextCallback> = AtomicPtr::new(std::ptr::null_mut());
+
+fn callback() -> *mut pg_sys::ErrorContextCallback {
+    let mut cb = CALLBACK.load(Ordering::Relaxed);
+    if cb.is_null() {
+        cb = Box::into_raw(Box::new(pg_sys::ErrorContextCallback {
+            previous: std::ptr::null_mut(),
+            callback: Some(node_context),
+            arg: std::ptr::null_mut(),
+        }));
+        CALLBACK.store(cb, Ordering::Relaxed);
+    }
+    cb
+}
+
+/// Puts the context line on top of PostgreSQL's error context stack unless
+/// it is on it already (pushing the one record twice would make a loop);
+/// whether it pushed.
+fn push_node_context() -> bool {
+    let cb = callback();
+    // SAFETY: the backend's own error context stack, in its only thread; a
+    // list of valid records ending in NULL, which this walks and extends.
+    unsafe {
+        let mut at = pg_sys::error_context_stack;
+        while !at.is_null() {
+            if at == cb {
+                return false;
+            }
+            at = (*at).previous;
+        }
+        (*cb).previous = pg_sys::error_context_stack;
+        pg_sys::error_context_stack = cb;
+    }
+    true
+}
+
+fn pop_node_context() {
+    let cb = callback();
+    // SAFETY: as in push_node_context; only our own record is taken off.
+    unsafe {
+        if pg_sys::error_context_stack == cb {
+            pg_sys::error_context_stack = (*cb).previous;
+        }
+    }
 }
 
 /// An ERROR as data. Each reason `snowflake_nextval()` refuses is built once,

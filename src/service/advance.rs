@@ -59,14 +59,16 @@ pub fn advance_past(id: i64, force: bool) -> i64 {
     match next {
         Some(Ok(next)) => {
             let reserved = shmem::lock().generator.map_or(target, |g| g.mark());
-            pgrx::ereport!(
+            crate::pg::report::emit(
                 PgLogLevel::NOTICE,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!(
                     "snowflake_id: the generator is past {}; IDs up to {} are reserved",
                     epoch::format_unix_ms(tick.saturating_add(layout.epoch_ms())),
                     epoch::format_unix_ms(reserved.saturating_add(layout.epoch_ms()))
-                )
+                ),
+                None,
+                None,
             );
             layout.id_from_counter(next, worker_id)
         }

@@ -51,13 +51,17 @@ pub fn warn_step_back(ms: i64, at_start: bool) {
         } else {
             format!("snowflake_id: the system clock went back by {ms} ms")
         };
-        pgrx::pg_sys::panic::ErrorReport::new(PgSqlErrorCode::ERRCODE_WARNING, message, "snowflake_id")
-            .set_detail(
-                "IDs continue from the logical clock, which now runs ahead of the wall clock; none is repeated.",
-            )
-            .set_hint(
-                "Check the time synchronisation (NTP, chrony) of this server. snowflake_id_status counts every step.",
-            )
-            .report(PgLogLevel::WARNING);
+        crate::pg::report::emit(
+            PgLogLevel::WARNING,
+            PgSqlErrorCode::ERRCODE_WARNING,
+            message,
+            Some(
+                "IDs continue from the logical clock, which now runs ahead of the wall clock; none is repeated.".into(),
+            ),
+            Some(
+                "Check the time synchronisation (NTP, chrony) of this server. snowflake_id_status counts every step."
+                    .into(),
+            ),
+        );
     }
 }

@@ -178,13 +178,12 @@ pub fn retry_failed_write(layout: &Layout, worker_id: i64) -> bool {
 /// across the server.
 pub fn warn_write_failure(e: &WriteError) {
     if log_limit::due(Topic::WriteFailure) {
-        pgrx::pg_sys::panic::ErrorReport::new(
+        crate::pg::report::emit(
+            PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_IO_ERROR,
             format!("snowflake_id: could not renew the durable mark: {e}"),
-            "snowflake_id",
-        )
-        .set_detail("IDs stop with SQLSTATE 58030 once the current mark, at most a second ahead, is used up.")
-        .set_hint("Check the permissions and free space of the data directory. This warning repeats at most every 10 seconds.")
-        .report(PgLogLevel::WARNING);
+            Some("IDs stop with SQLSTATE 58030 once the current mark, at most a second ahead, is used up.".into()),
+            Some("Check the permissions and free space of the data directory. This warning repeats at most every 10 seconds.".into()),
+        );
     }
 }

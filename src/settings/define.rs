@@ -147,6 +147,7 @@ pub fn register(preloaded: bool) {
     MAX_DRIFT_REFUSED.store(refused[index(MAX_DRIFT)].is_some(), Ordering::Relaxed);
     let _ = START.set(Start { written, refused });
     super::registry::define(preloaded);
+    super::citus::define();
     super::registry::decide_at_start(preloaded);
 }
 

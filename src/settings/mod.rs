@@ -27,6 +27,7 @@
 //! with a reload.
 
 mod check;
+pub mod citus;
 mod define;
 mod error;
 pub mod names;

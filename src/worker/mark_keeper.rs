@@ -50,7 +50,7 @@ static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// Sleeps on the latch for up to `poll`; false when the postmaster died
 /// (pgrx's `wait_latch` folds that into "stop", and a keeper must tell a
 /// crash, after which it leaves its registry lease alone, from a stop).
-fn wait(poll: Duration) -> bool {
+pub(super) fn wait(poll: Duration) -> bool {
     // SAFETY: this process's latch; reset after waking as the pattern requires.
     let fired = unsafe {
         let fired = pg_sys::WaitLatch(
@@ -84,7 +84,7 @@ fn stopping() -> bool {
 /// `pg_log_backend_memory_contexts()` is answered. Returns false once SIGTERM
 /// has arrived. A cancel (SIGINT) is left alone, as PostgreSQL's own
 /// processes leave it: there is no query to cancel.
-fn keep_going() -> bool {
+pub(super) fn keep_going() -> bool {
     answer_interrupts();
     !stopping()
 }
@@ -122,6 +122,9 @@ pub extern "C-unwind" fn snowflake_id_mark_keeper_main(_arg: pg_sys::Datum) {
     // "snowflake_id mark keeper", and the wait event while it waits for a
     // standby), and pg_terminate_backend() reaches it. It reads no catalog.
     BackgroundWorker::connect_worker_to_spi(None, None);
+    // Every line this process logs is about snowflake_id, the registry
+    // keeper's too: each names the node.
+    crate::pg::report::name_the_node_in_this_process();
     let settings = settings::Settings::get();
     let fixed_worker_id = settings.worker_id.as_ref().ok().copied();
     let (Ok(layout), true) = (&settings.layout, fixed_worker_id.is_some() || registry::used()) else {

@@ -1,0 +1,91 @@
+-- snowflake_cluster_check(): from a Citus coordinator, every node whose IDs
+-- could repeat or decode wrongly, by name. Citus evaluates a column's
+-- DEFAULT on the workers as well as on the coordinator (docs/citus.md), so
+-- every node issues IDs: two nodes on one worker id repeat each other's IDs
+-- and a node on another layout issues IDs that decode wrongly elsewhere,
+-- both without an error. One row per node with a problem: a worker id
+-- unset, shared with another node (every node sharing it is named), a
+-- layout other than the coordinator's, no answer, or whatever else the
+-- node's snowflake_id_status calls a problem. No rows: all well.
+--
+-- Citus is looked up when the function runs, not when the extension is
+-- created (dynamic SQL), so the extension installs where there is no Citus;
+-- there the function refuses with 55000 and a hint rather than answering
+-- for one server as if it were a cluster. It reads only what the status
+-- view shows, which every role may read: an ordinary function (not
+-- SECURITY DEFINER), executable by everyone, whose run_command_on_all_nodes
+-- connects to each node as the caller.
+CREATE FUNCTION snowflake_cluster_check()
+    RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $check$
+DECLARE
+    -- What each node says: its status as one JSON object (Citus returns
+    -- text), the layout as worker_bits/sequence_bits/epoch in UTC, to the
+    -- millisecond (so whatever each node's TimeZone).
+    status_query text := format(
+        $q$SELECT json_build_object(
+                      'worker_id', worker_id,
+                      'layout', worker_bits || '/' || sequence_bits || '/'
+                                || to_char(epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00',
+                      'problem', problem)::text
+             FROM %I.snowflake_id_status$q$, '@extschema@');
+    own_status text;
+    own_group integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_cluster_check() needs Citus: extension "citus" is not created in database "%"',
+                        current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run it on the Citus coordinator, in the database Citus runs in. On a server without '
+                         'Citus, snowflake_id_status shows its worker id and problem; with a registry, '
+                         'snowflake_registry shows every node''s lease.';
+    END IF;
+    EXECUTE status_query INTO own_status;
+    EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
+    RETURN QUERY EXECUTE $q$
+    WITH answers AS (
+        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, r.success, r.result
+          FROM pg_catalog.run_command_on_all_nodes($1) r
+          JOIN pg_catalog.pg_dist_node n USING (nodeid)
+        -- The node running the check, when Citus has no row for it (a
+        -- coordinator never given citus_set_coordinator_host): it evaluates
+        -- DEFAULTs too.
+        UNION ALL
+        SELECT 'this node (group ' || $3 || ', not in pg_dist_node)', $3, true, $2
+         WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = $3)),
+    parsed AS (
+        SELECT a.node, a.success, a.result, s,
+               (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
+          FROM answers a
+          -- A CASE, so that a failure's text is never cast: the planner may
+          -- evaluate a subquery's output before its WHERE.
+          CROSS JOIN LATERAL (SELECT CASE WHEN a.success THEN a.result::json END AS s) j),
+    shared AS (
+        SELECT p.worker_id, string_agg(p.node, ', ' ORDER BY p.node) AS nodes
+          FROM parsed p WHERE p.worker_id IS NOT NULL GROUP BY p.worker_id HAVING count(*) > 1),
+    own AS (SELECT $2::json ->> 'layout' AS layout),
+    checked AS (
+        SELECT p.node, p.worker_id, p.layout,
+               concat_ws('; ',
+                   CASE WHEN NOT p.success THEN 'no answer: ' || p.result END,
+                   CASE WHEN p.success AND p.worker_id IS NULL THEN 'no worker id' END,
+                   CASE WHEN sh.nodes IS NOT NULL THEN 'worker id ' || p.worker_id || ' shared by ' || sh.nodes END,
+                   CASE WHEN p.success AND p.layout IS DISTINCT FROM own.layout
+                        THEN 'layout ' || coalesce(p.layout, 'unknown') || ', not '
+                             || CASE WHEN $3 = 0 THEN 'the coordinator''s ' ELSE 'this node''s ' END
+                             || coalesce(own.layout, 'unknown') END,
+                   p.s ->> 'problem') AS problem
+          FROM parsed p
+          LEFT JOIN shared sh ON sh.worker_id = p.worker_id
+          CROSS JOIN own)
+    SELECT c.node, c.worker_id, c.layout, c.problem
+      FROM checked c
+     WHERE c.problem <> ''
+     ORDER BY c.node
+    $q$ USING status_query, own_status, own_group;
+END
+$check$;
+COMMENT ON FUNCTION snowflake_cluster_check() IS
+    'snowflake_id on Citus: one row per node with an unset or shared worker id, another layout than the coordinator''s, no answer or another problem';
