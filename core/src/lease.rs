@@ -326,6 +326,20 @@ pub fn renewal_due(ceiling: i64, position: i64, horizon_ms: i64, since_answer_ms
     !(ceiling - position > horizon_ms / 2 && since_answer_ms < heartbeat_ms(horizon_ms))
 }
 
+/// A holder for the rule's unit tests: worker id leased at epoch 3, renewed
+/// at 10 s by the registry's clock, by instance 41.
+#[cfg(test)]
+pub(crate) const SAMPLE_HOLDER: Holder = Holder {
+    epoch: 3,
+    token: 77,
+    system_identifier: 1,
+    timeline: 2,
+    released: false,
+    renewed_at_ms: 10_000,
+    horizon_ms: 30_000,
+    instance: Some(41),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,16 +374,7 @@ mod tests {
 
     #[test]
     fn who_may_take_a_worker_id() {
-        let held = Holder {
-            epoch: 3,
-            token: 77,
-            system_identifier: 1,
-            timeline: 2,
-            released: false,
-            renewed_at_ms: 10_000,
-            horizon_ms: 30_000,
-            instance: Some(41),
-        };
+        let held = SAMPLE_HOLDER;
         let other = Claimant { system_identifier: 9, timeline: 2, resume: None, instance: Some(5) };
         let own = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)), instance: Some(41) };
         assert_eq!(takeover(None, &other, 0, 0), Ok(Takeover::Unheld));

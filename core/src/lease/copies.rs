@@ -98,16 +98,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_running_holder_is_refused_and_a_crash_restart_granted_anew() {
-        let held = Holder {
-            epoch: 3,
-            token: 77,
-            system_identifier: 1,
-            timeline: 2,
-            released: false,
-            renewed_at_ms: 10_000,
-            horizon_ms: 30_000,
-            instance: Some(41),
-        };
+        let held = SAMPLE_HOLDER;
         // Another start (a copy, or a restart) with the lease on disk.
         let copy = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)), instance: Some(42) };
         assert_eq!((heartbeat_ms(30_000), silence_ms(30_000)), (3_000, 7_500));
