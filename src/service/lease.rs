@@ -42,6 +42,13 @@ pub fn enter_at_start(shared: &mut Shared, layout: &Layout, now_ms: i64) {
     }
 }
 
+/// The worker id the generator's last IDs may have been issued under: the
+/// lease's, or the one a lease refused to this start was on (its lease
+/// left shared memory, its IDs did not leave the generator).
+fn issued_under(s: &Shared) -> Option<i64> {
+    Some(s.registry.worker_id).filter(|w| *w >= 0)
+}
+
 /// The lease in force from now on, held.
 fn hold(shared: &mut Shared, worker_id: i64, lease: RegistryLease) {
     shared.registry.lease = Some(lease);
@@ -96,7 +103,7 @@ pub fn take_lease(layout: &Layout, worker_id: i64, lease: RegistryLease, keep_go
         let (written, clocks, last, previous_worker) = {
             let s = shmem::lock();
             let g = s.generator.expect("started above");
-            (s.written_mark, g.clocks(), g.last_counter(), s.registry.lease.map(|_| s.registry.worker_id))
+            (s.written_mark, g.clocks(), g.last_counter(), issued_under(&s))
         };
         let floor = rule::holder_floor(lease.floor, worker_id, previous_worker, last >> layout.sequence_bits());
         let stored = Stored {
