@@ -214,8 +214,9 @@ impl RegistryKeeper {
         let own = resumable.filter(|(_, l)| rule::resumes_own(l, timeline.into()));
         lease::acquiring(own.map(|(w, _)| w));
         let connected = self.connection(keep_going).map(|_| ());
+        // (restore_own_lease only for a registry that records no instance.)
         let before_instances = connected.is_ok() && self.registry_before_instances;
-        if let (true, Some((worker_id, _))) = (before_instances, own.filter(|_| lease::restore_own_lease(layout))) {
+        if let Some((worker_id, _)) = own.filter(|_| before_instances && lease::restore_own_lease(layout)) {
             pgrx::pg_sys::panic::ErrorReport::new(
                 pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                 format!("snowflake_id: resumed worker id {worker_id} from disk unconfirmed: the registry's extension is older than 0.4.0"),
