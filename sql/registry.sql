@@ -94,8 +94,9 @@ CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margi
 -- it has on disk (`resume_epoch`, `resume_token`, same cluster and
 -- timeline) is answered that lease as it is when it is the instance the
 -- lease was granted to; another instance is refused (SFL05) while that one
--- renewed within its silence (a quarter of its horizon), and granted anew
--- after it (core/src/lease.rs, takeover).
+-- renewed within its silence (a quarter of its horizon, at least a tenth
+-- plus 6 s: core/src/lease/copies.rs, silence_ms), and granted anew after it
+-- (core/src/lease.rs, takeover).
 CREATE FUNCTION snowflake_registry_acquire(
     namespace text,
     worker_bits integer,
@@ -185,10 +186,13 @@ BEGIN
     SELECT * INTO old FROM @extschema@.snowflake_registry_leases l
         WHERE l.namespace = ns.namespace AND l.worker_id = wanted FOR UPDATE;
     IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts)
-       AND NOT (old.system_identifier = snowflake_registry_acquire.system_identifier
-                AND (snowflake_registry_acquire.timeline > old.timeline
-                     OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch
-                         AND old.holder_token = resume_token))) THEN
+       -- IS NOT TRUE: without a lease on disk (resume_epoch NULL) the test is
+       -- NULL, and NOT NULL would skip the refusal (0.3.0 did: a node of the
+       -- holder's cluster and timeline with no lease on disk took it at once).
+       AND (old.system_identifier = snowflake_registry_acquire.system_identifier
+            AND (snowflake_registry_acquire.timeline > old.timeline
+                 OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch
+                     AND old.holder_token = resume_token))) IS NOT TRUE THEN
         RAISE EXCEPTION 'worker id % of namespace "%" is held by node "%" (system %, timeline %), renewed % ago',
                         wanted, ns.namespace, old.node_name, old.system_identifier, old.timeline,
                         date_trunc('second', now_ts - old.renewed_at)
@@ -213,14 +217,14 @@ BEGIN
             ceiling_tick := old.ceiling_tick;
             RETURN;
         END IF;
-        IF old.renewed_at + make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)
+        IF old.renewed_at + make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0)
            >= now_ts THEN
             RAISE EXCEPTION 'worker id % of namespace "%" is in use by another running start of this server (node "%", renewed % ago)',
                             wanted, ns.namespace, old.node_name, now_ts - old.renewed_at
                 USING ERRCODE = 'SFL05',
                       DETAIL = format('This server has the holder''s system identifier %s, timeline %s and lease (epoch %s) on disk, but another postmaster start renews it: this data directory is a copy of a running node (a VM snapshot, a base backup started as a primary), or the holder restarted less than %s after its last renewal.',
                                       old.system_identifier, old.timeline, old.lease_epoch,
-                                      make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 1) / 1000.0)),
+                                      make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0)),
                       HINT = 'A copy must not issue under the original''s lease: give it its own snowflake_id.worker_id (or auto, which takes a free one) or its own snowflake_id.registry_namespace. A restarted holder needs nothing: it is granted the worker id anew once the old start has been silent that long.';
         END IF;
         -- Silent since: a new grant below, above the old ceiling (the old
@@ -232,7 +236,9 @@ BEGIN
     -- Never 0: a node writes 0 for a lease it released.
     holder_token := greatest(1, (random() * 9223372036854775807)::bigint);
     floor_tick := coalesce(old.ceiling_tick + 1, 0);
-    ceiling_tick := greatest(floor_tick, tick) + horizon_ms;
+    -- A horizon past the node's tick, at least a quarter horizon past the
+    -- floor (core/src/lease.rs, grant: takeovers in a row do not add up).
+    ceiling_tick := greatest(floor_tick + greatest(horizon_ms / 4, 1), tick + horizon_ms);
     INSERT INTO @extschema@.snowflake_registry_leases AS l
         VALUES (ns.namespace, worker_id, lease_epoch, holder_token, snowflake_registry_acquire.system_identifier,
                 snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
@@ -283,7 +289,8 @@ COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigin
     'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
 
 -- Raises the ceiling of a lease still held (same lease_epoch, not released):
--- to the node's tick (at least the floor) plus the horizon, never lower.
+-- to the node's tick plus the horizon (at least a quarter horizon past the
+-- floor), never lower.
 -- Fails with SQLSTATE SFL01 once the lease was replaced or released: the
 -- node then stops at the ceiling it has; with SFL05 when another start of
 -- the same lease than the recorded one asks (it went on under its lease on
@@ -320,7 +327,7 @@ BEGIN
     END IF;
     SELECT least(node_tick, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - n.epoch_ms + 86400000) INTO tick
       FROM @extschema@.snowflake_registry_namespaces n WHERE n.namespace = l.namespace;
-    ceiling_tick := greatest(l.ceiling_tick, greatest(tick, l.floor_tick) + horizon_ms);
+    ceiling_tick := greatest(l.ceiling_tick, tick + horizon_ms, l.floor_tick + greatest(horizon_ms / 4, 1));
     UPDATE @extschema@.snowflake_registry_leases r
        SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
            renewed_at = clock_timestamp(), instance = coalesce(r.instance, caller_instance)

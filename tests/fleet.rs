@@ -475,7 +475,7 @@ fn a_copy_of_a_running_node_is_refused_and_the_original_keeps_issuing() {
     let mut a_client = a.connect();
     let (from_copy, refusals) =
         draw_or_refusals(&copy, Duration::from_secs(15), || original.extend(draw(&mut a_client, 100)));
-    assert!(from_copy.is_empty(), "the copy issued {} IDs under the original's lease", from_copy.len());
+    assert!(from_copy.is_empty(), "the copy issued {} IDs:\n{}", from_copy.len(), copy.log());
     assert!(refusals > 50, "{refusals}");
     let status = copy.query_text(
         "SELECT lease_state || ' | ' || coalesce(registry_error, '') || ' | ' || coalesce(problem, '') FROM snowflake_id_status",

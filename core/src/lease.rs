@@ -40,16 +40,22 @@
 //!
 //! # How far ahead of the clock a lease reaches (invariant 7)
 //!
-//! A ceiling is `max(floor, tick) + horizon`, where `tick` is the node's
-//! position (the later of its clock and its last ID, [`position`]) capped at
-//! a day past the registry's clock ([`request_tick`]): one node with a clock
-//! far ahead cannot push the ceilings, and so the next holders' floors, more
-//! than a day ahead. A new holder therefore starts at most `horizon + 1` ms
-//! past the position its predecessor last renewed at (and never more than
-//! `day + horizon + 1` past the registry's clock then), or `horizon + 1` past
-//! the predecessor's own floor when that was higher: takeovers in quick
-//! succession (a promotion at once, then another) each add up to
-//! `horizon + 1`. The generator jumps to a floor ahead of its clock as skew,
+//! A ceiling is `max(tick + horizon, floor + horizon / 4)`, where `tick` is
+//! the node's position ([`position`]: the later of its clock and its last
+//! ID, but its clock while its IDs are those of a floor ahead of it) capped
+//! at a day past the registry's clock ([`request_tick`]): one node with a
+//! clock far ahead cannot push the ceilings, and so the next holders'
+//! floors, more than a day ahead. A new holder therefore starts at most
+//! `horizon + 1` ms past the position its predecessor last renewed at (and
+//! never more than `day + horizon + 1` past the registry's clock then), or
+//! `horizon / 4 + 1` past the predecessor's own floor when that was higher.
+//! So takeovers in a row do not add up: a restart granted anew waits a
+//! quarter horizon at least ([`silence_ms`]), as much as the floor's reach,
+//! and a lead stays under about `horizon` however many restarts there are;
+//! only promotions at once, one after another, add up to a quarter horizon
+//! each. (Before 0.4.0 a ceiling was `max(floor, tick) + horizon` and the
+//! position counted the IDs at a floor: each takeover in a row added a
+//! horizon.) The generator jumps to a floor ahead of its clock as skew,
 //! like `advance_past`, and issues at the floor until its clock catches up;
 //! from the floor on, IDs stay within `max_drift` plus the mark's reach of
 //! that floor-moved reference. So with sane clocks a holder's IDs are within
@@ -88,7 +94,9 @@
 use crate::state_file::RegistryLease;
 
 mod copies;
-pub use copies::{heartbeat_ms, renewal_instance, resumes_unconfirmed, silence_ms, Busy, START_WAIT_MS};
+pub use copies::{
+    heartbeat_ms, proven_copy, renewal_instance, resumes_unconfirmed, silence_ms, Busy, CALL_TIMEOUT_MS, START_WAIT_MS,
+};
 
 /// A node's tick is taken at most this far (ms) past the registry's clock.
 pub const DAY_MS: i64 = 86_400_000;
@@ -121,25 +129,34 @@ pub fn request_tick(node_tick: i64, registry_tick: i64) -> i64 {
 
 /// A grant's range: from right above the last ceiling granted for the
 /// worker id (`previous_ceiling`, none for a worker id never granted) to a
-/// horizon past the later of that floor and the node's (capped) tick.
+/// horizon past the node's (capped) tick, and at least [`floor_reach_ms`]
+/// past the floor.
 ///
 /// The floor is what keeps holders apart: the previous holder may issue up
 /// to its ceiling, even after the grant (paused, partitioned, split brain),
-/// and nothing it issues can be at or above the new floor. The ceiling is
-/// measured from the floor when the tick is below it, so that a lease is
-/// never empty and always lasts a horizon of ID time.
+/// and nothing it issues can be at or above the new floor. A floor ahead of
+/// the node's tick gets a quarter horizon of room, not a whole horizon past
+/// it: the next takeover starts above this ceiling, and a whole horizon
+/// would push each one in a row a horizon further ahead of the clock.
 pub fn grant(previous_ceiling: Option<i64>, tick: i64, horizon_ms: i64) -> Range {
     let floor = previous_ceiling.map_or(0, |c| c + 1);
-    Range { floor, ceiling: floor.max(tick) + horizon_ms }
+    Range { floor, ceiling: (floor + floor_reach_ms(horizon_ms)).max(tick + horizon_ms) }
+}
+
+/// How far past its floor a lease reaches at least: a quarter horizon (as
+/// long as the silence a restart waits, [`silence_ms`]), room for a node
+/// that issues at a floor ahead of its clock while the clock catches up.
+pub fn floor_reach_ms(horizon_ms: i64) -> i64 {
+    (horizon_ms / 4).max(1)
 }
 
 /// A renewal's new ceiling: a horizon past the node's (capped) tick, at
-/// least a horizon past the floor, and never below the ceiling already
+/// least [`floor_reach_ms`] past the floor, and never below the ceiling already
 /// granted. The holder may have issued up to that ceiling already: lowering
 /// it would let the next holder start below IDs issued (a node whose clock
 /// stepped back, or whose horizon was reloaded smaller, asks for less).
 pub fn renew(range: Range, tick: i64, horizon_ms: i64) -> i64 {
-    range.ceiling.max(tick.max(range.floor) + horizon_ms)
+    range.ceiling.max(tick + horizon_ms).max(range.floor + floor_reach_ms(horizon_ms))
 }
 
 /// A release's new ceiling: down to the last tick the holder issued (it has
@@ -310,10 +327,18 @@ pub fn closed(lease: RegistryLease, last_tick: i64) -> RegistryLease {
 
 /// The node's position, which grants and renewals are measured from: the
 /// later of its clock and its last ID's tick (a logical clock ahead after a
-/// burst, a floor or `advance_past`), so that a renewal reaches past the IDs
-/// being issued.
-pub fn position(clock_tick: i64, last_tick: Option<i64>) -> i64 {
-    clock_tick.max(last_tick.unwrap_or(0))
+/// burst, a clock step back or `advance_past`), so that a renewal reaches
+/// past the IDs being issued; but its clock while its last ID is within
+/// [`floor_reach_ms`] of the `floor` of its lease: IDs at a floor ahead of
+/// the clock (after a takeover) have their room from the floor's reach, and
+/// counted as a position they would push the ceiling, and the next
+/// takeover's floor, a horizon further ahead at every takeover in a row.
+pub fn position(clock_tick: i64, last_tick: Option<i64>, floor: Option<i64>, horizon_ms: i64) -> i64 {
+    let last = last_tick.unwrap_or(0);
+    match floor {
+        Some(f) if last <= f.saturating_add(floor_reach_ms(horizon_ms)) => clock_tick,
+        _ => clock_tick.max(last),
+    }
 }
 
 /// Whether the mark keeper renews now: unless the ceiling is more than half
@@ -349,8 +374,8 @@ mod tests {
         assert_eq!(grant(None, 10_000, 30_000), Range { floor: 0, ceiling: 40_000 });
         // A takeover: right above the old ceiling, a horizon past the node's tick.
         assert_eq!(grant(Some(50_000), 60_000, 30_000), Range { floor: 50_001, ceiling: 90_000 });
-        // A node whose tick is below the floor still gets a whole horizon.
-        assert_eq!(grant(Some(50_000), 20_000, 30_000), Range { floor: 50_001, ceiling: 80_001 });
+        // A node whose tick is below the floor gets a quarter horizon past it.
+        assert_eq!(grant(Some(50_000), 20_000, 30_000), Range { floor: 50_001, ceiling: 57_501 });
     }
 
     #[test]
@@ -366,7 +391,7 @@ mod tests {
         assert_eq!(renew(r, 2_000, 500), 2_500);
         assert_eq!(renew(r, 200, 500), 1_000, "a clock stepped back asks for less");
         assert_eq!(renew(r, 900, 100), 1_000, "a smaller horizon asks for less");
-        assert_eq!(renew(Range { floor: 5_000, ceiling: 5_100 }, 0, 500), 5_500, "measured from the floor");
+        assert_eq!(renew(Range { floor: 5_000, ceiling: 5_100 }, 0, 500), 5_125, "a quarter horizon past the floor");
         assert_eq!(release(r, 500), 500);
         assert_eq!(release(r, 2_000), 1_000);
         assert_eq!(release(r, 10), 99, "nothing issued under this lease: empty");
@@ -409,8 +434,10 @@ mod tests {
         assert!(!resumes_own(&closed(lease, 40), 1));
         assert_eq!(closed(lease, 40), RegistryLease { ceiling: 40, token: RELEASED_TOKEN, ..lease });
         assert_eq!(raised_ceiling(100, 90), 100);
-        assert_eq!(position(10, Some(20)), 20);
-        assert_eq!(position(10, None), 10);
+        assert_eq!(position(10, Some(20), None, 400), 20);
+        assert_eq!(position(10, None, None, 400), 10);
+        assert_eq!(position(10, Some(20), Some(0), 40), 20, "well past its floor: a burst, a clock step");
+        assert_eq!(position(10, Some(20), Some(15), 40), 10, "at a floor ahead of the clock: the clock");
         assert!(!renewal_due(30_000, 10_000, 30_000, 1_000));
         assert!(renewal_due(25_000, 10_000, 30_000, 1_000), "ceiling within half a horizon");
         assert!(renewal_due(30_000, 10_000, 30_000, 3_000), "a heartbeat since the last answer");

@@ -157,7 +157,12 @@ fn config() -> impl Strategy<Value = Config> {
     let worker = prop_oneof![Just(Some(0i64)), Just(Some(1i64)), Just(None)];
     (
         (worker.clone(), worker),
-        (1_000i64..5_000, 1_000i64..5_000),
+        // Short leases (renewals, staleness and takeovers within a history),
+        // and long ones, where a restart's silence comes before staleness.
+        (
+            prop_oneof![3 => 1_000i64..5_000, 1 => 20_000i64..60_000],
+            prop_oneof![3 => 1_000i64..5_000, 1 => 20_000i64..60_000],
+        ),
         prop_oneof![Just(0i64), 0i64..3_000],
         prop_oneof![Just(1_000i64), 1i64..3_000],
     )
@@ -791,8 +796,8 @@ impl World {
         let clock = self.clock(n);
         let mem = self.servers[n].mem;
         let last_tick = mem.generator.map(|g| g.last_counter() >> self.layout.sequence_bits()).filter(|t| *t >= 0);
-        let now = lease::position(clock, last_tick);
         let horizon = self.servers[n].horizon;
+        let now = lease::position(clock, last_tick, mem.lease.map(|l| l.floor), horizon);
         let outcome = match (mem.state, mem.lease) {
             (State::Lost, _) => {
                 self.servers[n].mem.forget_stored = true;
@@ -1175,7 +1180,11 @@ impl World {
         let highest = highest.chain(self.registry.rows.values().map(|r| r.holder.renewed_at_ms)).max();
         self.real = self.real.max(highest.unwrap_or(0)) + 2 * lease::DAY_MS;
         let step = self.servers.iter().map(|s| s.horizon).min().unwrap_or(1_000) / 4;
-        for _ in 0..12 {
+        // Long enough for every keeper to renew twice (a heartbeat each), so
+        // that a holder fenced by a promotion has heard of it.
+        let longest = self.servers.iter().map(|s| lease::heartbeat_ms(s.horizon)).max().unwrap_or(0);
+        let settle_until = self.real + (12 * step).max(2 * longest + step);
+        while self.real < settle_until {
             self.keeper(0)?;
             self.keeper(1)?;
             self.pass(step);
@@ -1197,7 +1206,7 @@ impl World {
             self.keeper(1)?;
             self.pass(step);
         }
-        prop_assert_eq!(grants, self.grants.len(), "a takeover once settled");
+        prop_assert_eq!(grants, self.grants.len(), "a takeover once settled: {:?}", self.log);
         let mut drawn = false;
         for _ in 0..4 {
             for n in 0..2 {
@@ -1394,4 +1403,47 @@ fn a_copy_started_while_the_registry_is_unreachable_issues_until_its_first_conta
         }
     }
     assert_eq!(w.stats.window, window, "the copy went on issuing after the registry refused it");
+}
+
+/// A node with a fixed worker id crashing again and again: each restart is
+/// granted the worker id anew above the old ceiling (its old start could be
+/// a paused original), but the leads do not add up: a floor ahead of the
+/// clock reaches a quarter horizon, and IDs at it do not count as the
+/// node's position, so each new floor is at most about a horizon past the
+/// clock. (With 0.3.0's arithmetic each restart added a horizon less the
+/// silence: 45 s each with a 60 s lease.)
+#[test]
+fn crash_restarts_in_a_row_do_not_push_ids_ever_further_ahead() {
+    let horizon = 60_000;
+    let config = Config {
+        fixed: [Some(0), Some(1)],
+        horizon: [horizon, horizon],
+        margin: 0,
+        max_drift: 1_000,
+        lossy_registry: false,
+    };
+    let mut w = World::new(config);
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
+        w.apply(&ev).unwrap();
+    }
+    let shift = w.layout.worker_bits() + w.layout.sequence_bits();
+    let mut leads = vec![];
+    for _ in 0..6 {
+        w.apply(&Ev::Crash(0, false)).unwrap();
+        let issued = w.issued;
+        while w.issued == issued {
+            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 1)] {
+                w.apply(&ev).unwrap();
+            }
+        }
+        // Renewals while it runs a while at its floor.
+        for _ in 0..20 {
+            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 1)] {
+                w.apply(&ev).unwrap();
+            }
+        }
+        leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
+    }
+    let bound = horizon + config.max_drift + MARK_REACH_MS;
+    assert!(leads.iter().all(|l| *l <= bound), "leads {leads:?} past {bound}");
 }

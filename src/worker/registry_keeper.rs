@@ -16,7 +16,7 @@ use snowflake_id_core::Layout;
 
 use crate::pg::libpq::{Connection, Failure, KeepGoing};
 use crate::pg::recovery::{current_timeline, system_identifier};
-use crate::pg::{clock, instance};
+use crate::pg::{clock, instance, report};
 use crate::service::{lease, resume};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{conninfo, horizon_ms, namespace, node_name};
@@ -25,7 +25,7 @@ use crate::shmem::log_limit::{self, Topic};
 use crate::shmem::{self, LeaseState as State};
 
 /// How long one call to the registry may take, connect included.
-const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+const CALL_TIMEOUT: Duration = Duration::from_millis(rule::CALL_TIMEOUT_MS as u64);
 /// After a failure the keeper waits this long before the next try, doubling
 /// up to [`MAX_BACKOFF`]: an unreachable registry is not hammered.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -52,9 +52,19 @@ pub struct RegistryKeeper {
     /// When this keeper began: a lease on disk waits this long
     /// (`START_WAIT_MS`) for the registry's answer before it is used unconfirmed.
     started_at: Instant,
-    /// Whether the registry answered anything since this keeper began: once
-    /// it has (refused, say), the lease on disk is never used unconfirmed.
+    /// Whether the registry was reached since this keeper began (connected
+    /// to, or answered): once it was, the lease on disk is never used
+    /// unconfirmed.
     heard: bool,
+    /// Since when the registry refuses this start's lease on disk as another
+    /// running start's (SFL05), without a break.
+    refused_since: Option<Instant>,
+    /// Refused for longer than the silence: the start holding the lease
+    /// renewed after the first refusal, so it runs and this is a copy of it.
+    /// It no longer presents the lease on disk (it would be granted it anew
+    /// at the original's first slow renewal), and takes the worker id only
+    /// when it is stale or released, as any other node would.
+    proven_copy: bool,
     /// The registry's extension is older than 0.4.0: it records no instance,
     /// so a lease on disk is resumed as 0.3.0 did, unfenced.
     registry_before_instances: bool,
@@ -70,6 +80,8 @@ impl RegistryKeeper {
             forget_stored: false,
             started_at: Instant::now(),
             heard: false,
+            refused_since: None,
+            proven_copy: false,
             registry_before_instances: false,
         }
     }
@@ -82,6 +94,11 @@ impl RegistryKeeper {
         if self.connection.is_none() {
             let name = format!("snowflake_id {}", node_name());
             let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, keep_going)?;
+            // The registry is up: a call that then times out (a row lock, a
+            // commit waiting for a synchronous standby) is a busy registry,
+            // not an outage, and the lease on disk never goes on unconfirmed
+            // for it (a copy would then issue beside its running original).
+            self.heard = true;
             // A grant or renewal the registry could lose in a crash would let
             // it hand the same range to another node: commits must be durable
             // before the keeper acts on them, whatever the registry's default.
@@ -134,9 +151,10 @@ impl RegistryKeeper {
         }
         let shared = shmem::lock().registry;
         // The node's position: the later of its clock and its last ID (a
-        // logical clock ahead after a burst or advance_past); renewals
-        // reach a lease past it.
-        let now = rule::position(clock::now_unix_ms().saturating_sub(layout.epoch_ms()), resume::last_tick());
+        // logical clock ahead after a burst or advance_past), but its clock
+        // while it issues at a floor ahead of it; renewals reach a lease past it.
+        let clock_tick = clock::now_unix_ms().saturating_sub(layout.epoch_ms());
+        let now = rule::position(clock_tick, resume::last_tick(), shared.lease.map(|l| l.floor), horizon_ms());
         let outcome = match (shared.state, shared.lease) {
             // Lost: ask for a worker id again (with a number, it stays
             // refused while the new holder is live; with auto, any free one).
@@ -207,7 +225,8 @@ impl RegistryKeeper {
         // The lease on disk, to resume (this server) or to take over (a
         // promoted standby, its old primary's); with `auto` and that worker
         // id gone to another node, any free one instead.
-        let resumable = resume::stored_lease(layout).filter(|_| fixed.is_some() || !self.forget_stored);
+        let resumable =
+            resume::stored_lease(layout).filter(|_| (fixed.is_some() || !self.forget_stored) && !self.proven_copy);
         // This server's own (same timeline, not released): presented to the
         // registry, in force only once it answers that it goes on (it may be
         // a copy of a running node's).
@@ -264,6 +283,7 @@ impl RegistryKeeper {
         {
             self.forget_stored = true;
         }
+        self.note_refusal(&result);
         let rows = result?;
         let number =
             |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
@@ -291,6 +311,33 @@ impl RegistryKeeper {
             }
         }
         lease::take_lease(layout, worker_id, lease, keep_going).map_err(Failure::Unreachable)
+    }
+
+    /// Keeps count of how long the registry has refused this start's lease as
+    /// another running start's: past the silence, the other one renewed
+    /// meanwhile (it would have been granted otherwise), so it runs.
+    fn note_refusal<T>(&mut self, result: &Result<T, Failure>) {
+        match result {
+            Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL05" => {
+                let since = *self.refused_since.get_or_insert_with(Instant::now);
+                let refused_ms = i64::try_from(since.elapsed().as_millis()).unwrap_or(i64::MAX);
+                if !self.proven_copy && rule::proven_copy(refused_ms, horizon_ms()) {
+                    self.proven_copy = true;
+                    report::emit(
+                        pgrx::PgLogLevel::WARNING,
+                        pgrx::PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "snowflake_id: this server is a copy of a running node: its lease on disk is renewed by another start".into(),
+                        Some(format!(
+                            "The registry refused it for {} s while the other start renewed it; this server now waits for the worker id to be released or stale, as any other node would.",
+                            refused_ms / 1000
+                        )),
+                        Some("Give this server its own snowflake_id.worker_id (or auto) or its own snowflake_id.registry_namespace.".into()),
+                    );
+                }
+            }
+            Err(Failure::Unreachable(_) | Failure::Stopped) => {}
+            _ => self.refused_since = None,
+        }
     }
 
     /// The registry did not answer for `START_WAIT_MS` since this keeper

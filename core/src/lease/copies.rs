@@ -15,7 +15,10 @@
 //!   ([`super::Takeover::Continued`]);
 //! - another instance while the recorded one renewed within [`silence_ms`]:
 //!   refused. A live holder renews at least every [`heartbeat_ms`], so a
-//!   copy of a running node is refused for as long as the original runs;
+//!   copy of a running node is refused while the original runs; refused
+//!   for longer than the silence, it is a [`proven_copy`] and presents the
+//!   lease no more, so that a slow renewal of the original later on does
+//!   not hand it the lease;
 //! - another instance after that silence: the recorded one stopped renewing,
 //!   a crash most likely, but possibly a pause or a partition of a holder
 //!   that still issues up to its ceiling, from a disk this start has an
@@ -54,14 +57,31 @@ pub fn heartbeat_ms(horizon_ms: i64) -> i64 {
     (horizon_ms / 10).max(1)
 }
 
+/// How long one call of a node to the registry may take, connect included
+/// (the mark keeper's timeout): a renewal may be that late and still come.
+pub const CALL_TIMEOUT_MS: i64 = 5_000;
+
 /// How long the instance holding a lease must have been silent (not
 /// renewed, by the registry's clock) before another start of the same lease
-/// is granted it anew: a quarter of the horizon (7.5 s by default), which
-/// leaves a renewal more than a heartbeat of the way to the registry before
-/// a running holder could be taken for a stopped one (and then only
-/// fenced, never overlapped).
+/// is granted it anew: a quarter of the horizon, and at least a heartbeat
+/// plus a call that takes its whole timeout plus a second (9 s with the
+/// default 30 s lease), so that a running holder's slowest renewal comes
+/// before its copy could be taken for its restart (and even then it would
+/// only be fenced, never overlapped).
 pub fn silence_ms(horizon_ms: i64) -> i64 {
-    (horizon_ms / 4).max(heartbeat_ms(horizon_ms) + 1)
+    (horizon_ms / 4).max(heartbeat_ms(horizon_ms) + CALL_TIMEOUT_MS + 1_000)
+}
+
+/// Whether a start refused (SFL05) without a break for `refused_ms` (by
+/// its own monotonic clock) is a copy of a running holder: refused again
+/// more than the silence (and a second for the clocks' rates) after its
+/// first refusal, the registry saw the holder renew after that first
+/// refusal, since it grants the lease anew once the holder is silent. A
+/// proven copy presents the lease on disk no more: it takes the worker id
+/// only when it is stale or released, so a slow renewal of the original
+/// later on cannot hand it the lease.
+pub fn proven_copy(refused_ms: i64, horizon_ms: i64) -> bool {
+    refused_ms > silence_ms(horizon_ms) + 1_000
 }
 
 /// The instance a renewal (or release) leaves recorded, or `Err` (SFL05;
@@ -101,9 +121,11 @@ mod tests {
         let held = SAMPLE_HOLDER;
         // Another start (a copy, or a restart) with the lease on disk.
         let copy = Claimant { system_identifier: 1, timeline: 2, resume: Some((3, 77)), instance: Some(42) };
-        assert_eq!((heartbeat_ms(30_000), silence_ms(30_000)), (3_000, 7_500));
-        assert_eq!(takeover(Some(&held), &copy, 10_000, 17_500), Err(Busy::Running), "renewed 7.5 s ago");
-        assert_eq!(takeover(Some(&held), &copy, 10_000, 17_501), Ok(Takeover::Resumed), "silent: a new grant");
+        assert_eq!((heartbeat_ms(30_000), silence_ms(30_000)), (3_000, 9_000));
+        assert_eq!(silence_ms(80_000), 20_000, "a quarter of a long lease");
+        assert_eq!(takeover(Some(&held), &copy, 10_000, 19_000), Err(Busy::Running), "renewed 9 s ago");
+        assert_eq!(takeover(Some(&held), &copy, 10_000, 19_001), Ok(Takeover::Resumed), "silent: a new grant");
+        assert!(!proven_copy(10_000, 30_000) && proven_copy(10_001, 30_000));
         // Granted before 0.4.0 (no instance recorded): any start waits for the silence.
         let unknown = Holder { instance: None, ..held };
         assert_eq!(takeover(Some(&unknown), &copy, 10_000, 12_000), Err(Busy::Running));
