@@ -699,18 +699,31 @@ BEGIN
     EXECUTE status_query INTO own_status;
     EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
     RETURN QUERY EXECUTE $q$
-    WITH answers AS (
-        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, r.success, r.result
-          FROM pg_catalog.run_command_on_all_nodes($1) r
-          JOIN pg_catalog.pg_dist_node n USING (nodeid)
+    WITH nodes AS (
+        -- Every primary in pg_dist_node, inactive ones and other
+        -- nodeclusters included: run_command_on_all_nodes skips a node
+        -- disabled with citus_disable_node, which keeps its metadata and
+        -- goes on evaluating the DEFAULT of whatever is sent to it.
+        -- (Secondaries are standbys: they issue nothing, and share their
+        -- primary's worker id.)
+        SELECT n.nodename, n.nodeport, n.groupid, n.isactive
+          FROM pg_catalog.pg_dist_node n
+         WHERE n.noderole = 'primary'),
+    answers AS (
+        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, n.isactive, r.success, r.result
+          FROM pg_catalog.master_run_on_worker(
+                   ARRAY(SELECT d.nodename FROM nodes d ORDER BY d.nodename, d.nodeport),
+                   ARRAY(SELECT d.nodeport FROM nodes d ORDER BY d.nodename, d.nodeport),
+                   ARRAY(SELECT $1 FROM nodes d ORDER BY d.nodename, d.nodeport), true) r
+          JOIN nodes n ON n.nodename = r.node_name AND n.nodeport = r.node_port
         -- The node running the check, when Citus has no row for it (a
         -- coordinator never given citus_set_coordinator_host): it evaluates
         -- DEFAULTs too.
         UNION ALL
-        SELECT 'this node (group ' || $3 || ', not in pg_dist_node)', $3, true, $2
+        SELECT 'this node (group ' || $3 || ', not in pg_dist_node)', $3, true, true, $2
          WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = $3)),
     parsed AS (
-        SELECT a.node, a.success, a.result, s,
+        SELECT a.node, a.isactive, a.success, a.result, s,
                (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
           FROM answers a
           -- A CASE, so that a failure's text is never cast: the planner may
@@ -723,7 +736,8 @@ BEGIN
     checked AS (
         SELECT p.node, p.worker_id, p.layout,
                concat_ws('; ',
-                   CASE WHEN NOT p.success THEN 'no answer: ' || p.result END,
+                   -- A disabled node is usually down: named only when it answers.
+                   CASE WHEN NOT p.success AND p.isactive THEN 'no answer: ' || p.result END,
                    CASE WHEN p.success AND p.worker_id IS NULL THEN 'no worker id' END,
                    CASE WHEN sh.nodes IS NOT NULL THEN 'worker id ' || p.worker_id || ' shared by ' || sh.nodes END,
                    CASE WHEN p.success AND p.layout IS DISTINCT FROM own.layout

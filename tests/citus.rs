@@ -1077,6 +1077,67 @@ fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
     assert_eq!(readme, named);
 }
 
+/// PostgreSQL loads Citus by any spelling (`$libdir/citus`, `citus.so`, a
+/// path); the cluster watch must start for each (review of issue 23: with
+/// `$libdir/citus` it was silently absent, and 14,169 repeated IDs of two
+/// workers on one worker id went without a warning).
+#[test]
+fn the_cluster_watch_starts_whatever_the_spelling_of_citus_in_the_preload_list() {
+    if !citus_here() {
+        return;
+    }
+    for spelling in ["$libdir/citus", "citus.so"] {
+        let line = format!("shared_preload_libraries = '{spelling},snowflake_id'");
+        let mut node = citus_node_init("coordinator", &["snowflake_id.worker_id = 0", &line]);
+        node.start();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let watching = || {
+            node.query_text(
+                "SELECT count(*)::text FROM pg_stat_activity WHERE backend_type = 'snowflake_id cluster check'",
+            ) == "1"
+        };
+        while !watching() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(watching(), "no cluster watch with {line}");
+        node.stop();
+    }
+}
+
+/// A worker disabled with `citus_disable_node` keeps its metadata and goes on
+/// evaluating the DEFAULT of what a client sends it (review of issue 23: it
+/// shared worker id 1 with worker1 and repeated 39,796 of its IDs, while
+/// `run_command_on_all_nodes`, which skips inactive nodes, left the check
+/// empty). The check asks it; once it is down, it is not reported.
+#[test]
+fn a_disabled_worker_still_taking_writes_is_named_by_the_cluster_check() {
+    if !citus_here() {
+        return;
+    }
+    let mut citus = Citus::with_worker_ids(&[0, 1, 2]);
+    citus.coordinator.sql("CREATE TABLE t (tenant int, id bigint DEFAULT snowflake_nextval())");
+    citus.coordinator.sql("SELECT create_distributed_table('t', 'tenant')");
+    // Added (it gets the table's metadata), then disabled before any check.
+    let w3 = citus.add_worker(&["snowflake_id.worker_id = 1"]);
+    let (h3, p3) = (host(&citus.workers[w3]), citus.workers[w3].port);
+    citus.coordinator.sql(&format!("SELECT citus_disable_node('{h3}', {p3}, synchronous := true)"));
+    // The disabled worker routes an insert to worker1's and worker2's shards,
+    // under its own worker id.
+    let ids = insert_returning(
+        &mut citus.workers[w3].connect(),
+        "INSERT INTO t (tenant) SELECT g FROM generate_series(1, 100) g",
+    );
+    assert_eq!(workers_of(&ids), BTreeSet::from([1]));
+    let mut named = vec![Citus::name_of(&citus.workers[0]), Citus::name_of(&citus.workers[w3])];
+    named.sort();
+    let problem = format!("worker id 1 shared by {}, {}", named[0], named[1]);
+    let shared: Vec<(String, String)> = named.iter().map(|n| (n.clone(), problem.clone())).collect();
+    assert_eq!(citus.cluster_problems(), shared);
+    // Down (as most disabled nodes are): not reported.
+    citus.workers[w3].stop();
+    assert_eq!(citus.cluster_problems(), Vec::<(String, String)>::new());
+}
+
 /// The queries these tests run are the ones the README and docs/citus.md give.
 #[test]
 fn the_docs_give_the_checks_these_tests_run() {

@@ -13,6 +13,7 @@ pub mod layout;
 pub mod lease;
 pub mod mark_record;
 pub mod minors;
+pub mod preload;
 pub mod state_file;
 mod utc;
 

@@ -57,7 +57,7 @@ pub fn citus_preloaded() -> bool {
     }
     // SAFETY: NUL-terminated when not NULL.
     let list = unsafe { CStr::from_ptr(value) }.to_string_lossy();
-    list.split(',').any(|name| name.trim().trim_matches('"') == "citus")
+    list.split(',').any(snowflake_id_core::preload::names_library("citus"))
 }
 
 /// Registers the watch; called from `_PG_init` in the postmaster.
