@@ -1128,7 +1128,7 @@ fn a_disabled_worker_still_taking_writes_is_named_by_the_cluster_check() {
         "INSERT INTO t (tenant) SELECT g FROM generate_series(1, 100) g",
     );
     assert_eq!(workers_of(&ids), BTreeSet::from([1]));
-    let mut named = vec![Citus::name_of(&citus.workers[0]), Citus::name_of(&citus.workers[w3])];
+    let mut named = [Citus::name_of(&citus.workers[0]), Citus::name_of(&citus.workers[w3])];
     named.sort();
     let problem = format!("worker id 1 shared by {}, {}", named[0], named[1]);
     let shared: Vec<(String, String)> = named.iter().map(|n| (n.clone(), problem.clone())).collect();
