@@ -269,7 +269,7 @@ pub fn no_lease_refusal(shared: &RegistryShared) -> Refusal {
             "snowflake_id: no worker id yet: the registry has not confirmed this server's lease".into(),
             Some(&detail),
             Some(format!(
-                "After a crash this takes until the old start has been silent for a quarter of snowflake_id.registry_lease; a copy of a running node is refused until it gets its own snowflake_id.worker_id (or auto). Check {REGISTRY}; snowflake_id_status shows the lease and the registry's last answer."
+                "After a crash this takes until the old start has been silent (9 s with the default snowflake_id.registry_lease); a copy of a running node is refused until it gets its own snowflake_id.worker_id (or auto). Check {REGISTRY}; snowflake_id_status shows the lease and the registry's last answer."
             )),
         );
     }
