@@ -473,17 +473,28 @@ fn a_copy_of_a_running_node_is_refused_and_the_original_keeps_issuing() {
     let mut copy = Cluster::copy_of(&a, &[]);
     copy.start();
     let mut a_client = a.connect();
+    let status = |copy: &Cluster| {
+        copy.query_text(
+            "SELECT lease_state || ' | ' || coalesce(registry_error, '') || ' | ' || coalesce(problem, '') FROM snowflake_id_status",
+        )
+    };
+    // First: refused as another running start of the lease.
     let (from_copy, refusals) =
-        draw_or_refusals(&copy, Duration::from_secs(15), || original.extend(draw(&mut a_client, 100)));
+        draw_or_refusals(&copy, Duration::from_secs(4), || original.extend(draw(&mut a_client, 100)));
     assert!(from_copy.is_empty(), "the copy issued {} IDs:\n{}", from_copy.len(), copy.log());
-    assert!(refusals > 50, "{refusals}");
-    let status = copy.query_text(
-        "SELECT lease_state || ' | ' || coalesce(registry_error, '') || ' | ' || coalesce(problem, '') FROM snowflake_id_status",
-    );
-    assert!(status.starts_with("confirming | SFL05: worker id 7 of namespace"), "{status}");
-    assert!(status.contains("in use by another running start of this server"), "{status}");
-    assert!(status.contains("the registry has not confirmed this server's lease"), "{status}");
+    assert!(refusals > 10, "{refusals}");
+    let refused = status(&copy);
+    assert!(refused.starts_with("confirming | SFL05: worker id 7 of namespace"), "{refused}");
+    assert!(refused.contains("in use by another running start of this server"), "{refused}");
+    assert!(refused.contains("the registry has not confirmed this server's lease"), "{refused}");
     assert!(copy.log().contains("give it its own snowflake_id.worker_id (or auto"), "{}", copy.log());
+    // Refused past the silence (9 s) while the original renewed: a proven
+    // copy, which waits for the worker id like any other node.
+    let (from_copy, _) = draw_or_refusals(&copy, Duration::from_secs(11), || original.extend(draw(&mut a_client, 100)));
+    assert!(from_copy.is_empty(), "the copy issued {} IDs:\n{}", from_copy.len(), copy.log());
+    assert!(copy.log().contains("this server is a copy of a running node"), "{}", copy.log());
+    let waiting = status(&copy);
+    assert!(waiting.starts_with("acquiring | SFL02: worker id 7 of namespace"), "{waiting}");
     // The original's lease is as it was, and it issued all along.
     assert_eq!(lease_row(&registry, 7), (1, "a".into(), "live".into()));
     assert_eq!(a.query_text("SELECT lease_state || ' ' || lease_epoch FROM snowflake_id_status"), "held 1");

@@ -163,7 +163,9 @@ fn a_live_id_is_refused_to_others_and_a_takeover_starts_above_every_ceiling() {
     assert!(message.contains("Node \"b\""), "{message}");
     // A releasing its old lease changes nothing.
     assert!(!release(&mut c, &a, 45_000));
-    assert_eq!(renew(&mut c, &b, 20_000), Ok(80_001));
+    // B renews from its tick, below its floor: the ceiling stays put.
+    assert_eq!(renew(&mut c, &b, 20_000), Ok(57_501));
+    assert_eq!(renew(&mut c, &b, 40_000), Ok(70_000));
 }
 
 #[test]
