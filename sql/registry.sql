@@ -271,8 +271,10 @@ BEGIN
         WHERE r.namespace = snowflake_registry_check_holder.namespace
           AND r.worker_id = snowflake_registry_check_holder.worker_id
         FOR UPDATE;
-    IF NOT FOUND OR l.lease_epoch <> snowflake_registry_check_holder.lease_epoch
-       OR l.holder_token <> snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
+    -- IS DISTINCT FROM: a NULL epoch or token names no lease, and must not
+    -- pass as one (a NULL comparison would skip the refusal).
+    IF NOT FOUND OR l.lease_epoch IS DISTINCT FROM snowflake_registry_check_holder.lease_epoch
+       OR l.holder_token IS DISTINCT FROM snowflake_registry_check_holder.holder_token OR l.released_at IS NOT NULL THEN
         RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
             USING ERRCODE = 'SFL01',
                   DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
@@ -311,6 +313,10 @@ DECLARE
     tick bigint;
     caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
 BEGIN
+    IF namespace IS NULL OR worker_id IS NULL OR lease_epoch IS NULL OR holder_token IS NULL OR node_tick IS NULL
+       OR horizon_ms IS NULL THEN
+        RAISE EXCEPTION 'snowflake_registry_renew: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
     IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
         RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
             USING ERRCODE = '22023';

@@ -347,3 +347,26 @@ fn a_node_clock_far_ahead_does_not_push_the_ceiling_far_ahead() {
     let ceiling = renew(&mut c, &a, now + year).unwrap();
     assert!(ceiling <= now + 86_400_000 + 30_000 + 60_000, "ceiling {} ms ahead", ceiling - now);
 }
+
+/// A NULL names no lease: a renewal with a NULL epoch or token is refused
+/// (`22004`), and the history functions say the lease is not held (`SFL01`),
+/// where a NULL comparison would have passed for a match (it kept any live
+/// lease renewed, and read any worker id's claims).
+#[test]
+fn a_null_names_no_lease() {
+    let cluster = Cluster::registry();
+    let mut c = cluster.connect();
+    let a = acquire(&mut c, &A, Some(4), 10_000, None).unwrap();
+    let renewal = c
+        .query_one("SELECT snowflake_registry_renew('default', $1, NULL, NULL, 10000, 30000)", &[&a.worker_id])
+        .map_err(refused);
+    assert_eq!(renewal.unwrap_err().0, "22004");
+    let read = c
+        .query("SELECT * FROM snowflake_registry_history_of('default', $1, NULL, NULL)", &[&a.worker_id])
+        .map_err(refused);
+    assert_eq!(read.unwrap_err().0, "SFL01");
+    let read = c
+        .query("SELECT * FROM snowflake_registry_history_of('default', $1, $2, NULL)", &[&a.worker_id, &a.epoch])
+        .map_err(refused);
+    assert_eq!(read.unwrap_err().0, "SFL01");
+}

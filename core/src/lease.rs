@@ -41,21 +41,23 @@
 //! # How far ahead of the clock a lease reaches (invariant 7)
 //!
 //! A ceiling is `max(tick + horizon, floor + horizon / 4)`, where `tick` is
-//! the node's position ([`position`]: the later of its clock and its last
-//! ID, but its clock while its IDs are those of a floor ahead of it) capped
+//! the node's position ([`position`]: its clock, or its last ID less three
+//! quarters of a horizon when that is later) capped
 //! at a day past the registry's clock ([`request_tick`]): one node with a
 //! clock far ahead cannot push the ceilings, and so the next holders'
 //! floors, more than a day ahead. A new holder therefore starts at most
 //! `horizon + 1` ms past the position its predecessor last renewed at (and
 //! never more than `day + horizon + 1` past the registry's clock then), or
 //! `horizon / 4 + 1` past the predecessor's own floor when that was higher.
-//! So takeovers in a row do not add up: a restart granted anew waits a
-//! quarter horizon at least ([`silence_ms`]), as much as the floor's reach,
-//! and a lead stays under about `horizon` however many restarts there are;
-//! only promotions at once, one after another, add up to a quarter horizon
-//! each. (Before 0.4.0 a ceiling was `max(floor, tick) + horizon` and the
-//! position counted the IDs at a floor: each takeover in a row added a
-//! horizon.) The generator jumps to a floor ahead of its clock as skew,
+//! So takeovers in a row hardly add up: a restart granted anew waits
+//! [`silence_ms`] at least (a quarter horizon, or a tenth plus 6 s), and
+//! the next floor is at most a quarter horizon plus the IDs' own lead
+//! (`max_drift` past the floor) past the last one, so each restart adds at
+//! most `max_drift + horizon / 4 - silence`: nothing with the defaults
+//! (30 s, 1 s), a second with a 60 s lease; promotions at once, one after
+//! another, add up to a quarter horizon each. (Before 0.4.0 a ceiling was
+//! `max(floor, tick) + horizon` with the last ID as the position: each
+//! takeover in a row added a horizon.) The generator jumps to a floor ahead of its clock as skew,
 //! like `advance_past`, and issues at the floor until its clock catches up;
 //! from the floor on, IDs stay within `max_drift` plus the mark's reach of
 //! that floor-moved reference. So with sane clocks a holder's IDs are within
@@ -325,30 +327,34 @@ pub fn closed(lease: RegistryLease, last_tick: i64) -> RegistryLease {
     RegistryLease { ceiling: last_tick, token: RELEASED_TOKEN, ..lease }
 }
 
-/// The node's position, which grants and renewals are measured from: the
-/// later of its clock and its last ID's tick (a logical clock ahead after a
-/// burst, a clock step back or `advance_past`), so that a renewal reaches
-/// past the IDs being issued; but its clock while its last ID is within
-/// [`floor_reach_ms`] of the `floor` of its lease: IDs at a floor ahead of
-/// the clock (after a takeover) have their room from the floor's reach, and
-/// counted as a position they would push the ceiling, and the next
-/// takeover's floor, a horizon further ahead at every takeover in a row.
-pub fn position(clock_tick: i64, last_tick: Option<i64>, floor: Option<i64>, horizon_ms: i64) -> i64 {
-    let last = last_tick.unwrap_or(0);
-    match floor {
-        Some(f) if last <= f.saturating_add(floor_reach_ms(horizon_ms)) => clock_tick,
-        _ => clock_tick.max(last),
-    }
+/// The node's position, which grants and renewals are measured from: its
+/// clock, or, when its last ID's tick is ahead of it (a burst, a clock step
+/// back, `advance_past`, a floor after a takeover), that tick less three
+/// quarters of a horizon. A renewal then reaches at least [`floor_reach_ms`]
+/// past the IDs being issued (never standing at its ceiling while the
+/// registry answers), but not a whole horizon past IDs that are ahead of
+/// the clock: a floor ahead, reached by a whole horizon, would push the
+/// next takeover's floor a horizon further ahead at each takeover in a row
+/// (0.3.0 counted the last ID whole: 110 s ahead after five crash restarts).
+/// The price: after a clock step back of more than three quarters of a
+/// horizon, a registry outage is ridden through for a quarter horizon of
+/// ID time rather than a whole one.
+pub fn position(clock_tick: i64, last_tick: Option<i64>, horizon_ms: i64) -> i64 {
+    let discounted = last_tick.unwrap_or(0).saturating_sub(horizon_ms - floor_reach_ms(horizon_ms));
+    clock_tick.max(discounted)
 }
 
-/// Whether the mark keeper renews now: unless the ceiling is more than half
-/// a horizon past the position *and* the registry answered less than a
-/// [`heartbeat_ms`] ago by a monotonic clock. The first keeps IDs flowing
-/// through a renewal's round trip; the second tells the registry the holder
-/// runs (a copy of it is refused while it does), whatever its wall clock
-/// does (stepped back, the position would stand still).
-pub fn renewal_due(ceiling: i64, position: i64, horizon_ms: i64, since_answer_ms: i64) -> bool {
-    !(ceiling - position > horizon_ms / 2 && since_answer_ms < heartbeat_ms(horizon_ms))
+/// Whether the mark keeper renews now: unless the ceiling is more than an
+/// eighth of a horizon past `at` (the later of the clock and the last ID:
+/// where IDs are issued, not the discounted [`position`]) *and* the
+/// registry answered less than a [`heartbeat_ms`] ago by a monotonic clock.
+/// The first keeps IDs flowing through a renewal's round trip (a renewal
+/// leaves at least a quarter horizon past the last ID, so a node ahead of
+/// its clock does not renew at every turn); the second tells the registry
+/// the holder runs (a copy of it is refused while it does), whatever its
+/// wall clock does.
+pub fn renewal_due(ceiling: i64, at: i64, horizon_ms: i64, since_answer_ms: i64) -> bool {
+    !(ceiling - at > horizon_ms / 8 && since_answer_ms < heartbeat_ms(horizon_ms))
 }
 
 /// A holder for the rule's unit tests: worker id leased at epoch 3, renewed
@@ -434,12 +440,11 @@ mod tests {
         assert!(!resumes_own(&closed(lease, 40), 1));
         assert_eq!(closed(lease, 40), RegistryLease { ceiling: 40, token: RELEASED_TOKEN, ..lease });
         assert_eq!(raised_ceiling(100, 90), 100);
-        assert_eq!(position(10, Some(20), None, 400), 20);
-        assert_eq!(position(10, None, None, 400), 10);
-        assert_eq!(position(10, Some(20), Some(0), 40), 20, "well past its floor: a burst, a clock step");
-        assert_eq!(position(10, Some(20), Some(15), 40), 10, "at a floor ahead of the clock: the clock");
+        assert_eq!(position(10, Some(20), 4), 17, "ahead: the last ID less three quarters of a horizon");
+        assert_eq!(position(10, Some(5), 4), 10);
+        assert_eq!(position(10, None, 400), 10);
         assert!(!renewal_due(30_000, 10_000, 30_000, 1_000));
-        assert!(renewal_due(25_000, 10_000, 30_000, 1_000), "ceiling within half a horizon");
+        assert!(renewal_due(13_000, 10_000, 30_000, 1_000), "ceiling within an eighth of a horizon");
         assert!(renewal_due(30_000, 10_000, 30_000, 3_000), "a heartbeat since the last answer");
     }
 }

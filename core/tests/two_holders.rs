@@ -797,13 +797,14 @@ impl World {
         let mem = self.servers[n].mem;
         let last_tick = mem.generator.map(|g| g.last_counter() >> self.layout.sequence_bits()).filter(|t| *t >= 0);
         let horizon = self.servers[n].horizon;
-        let now = lease::position(clock, last_tick, mem.lease.map(|l| l.floor), horizon);
+        let now = lease::position(clock, last_tick, horizon);
+        let at = clock.max(last_tick.unwrap_or(0));
         let outcome = match (mem.state, mem.lease) {
             (State::Lost, _) => {
                 self.servers[n].mem.forget_stored = true;
                 self.acquire(n, now)?
             }
-            (State::Held, Some(l)) if !lease::renewal_due(l.ceiling, now, horizon, self.real - mem.answered_at) => {
+            (State::Held, Some(l)) if !lease::renewal_due(l.ceiling, at, horizon, self.real - mem.answered_at) => {
                 return Ok(())
             }
             (State::Held, Some(l)) => self.renew(n, l, now)?,
@@ -1444,6 +1445,131 @@ fn crash_restarts_in_a_row_do_not_push_ids_ever_further_ahead() {
         }
         leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
     }
+    let bound = horizon + config.max_drift + MARK_REACH_MS;
+    assert!(leads.iter().all(|l| *l <= bound), "leads {leads:?} past {bound}");
+}
+
+/// Whether server n holds a lease and is stuck at its ceiling (a draw would
+/// be refused with CeilingReached), and how far ahead that ceiling is of the
+/// server's clock.
+fn at_ceiling(w: &World, n: usize) -> Option<i64> {
+    let mem = w.servers[n].mem;
+    let g = mem.generator?;
+    mem.lease?;
+    let last = g.last_counter() >> w.layout.sequence_bits();
+    (mem.state == State::Held && last >= g.ceiling()).then(|| g.ceiling() - (w.real + w.servers[n].offset))
+}
+
+/// Drives server n with bursts for `ms` of real time, its keeper turning
+/// every 100 ms; returns the ms during which it stood at its ceiling with
+/// the registry reachable and its lease held.
+fn bursts(w: &mut World, n: usize, ms: i64) -> (i64, Vec<String>) {
+    let mut stalled = 0;
+    let mut notes = vec![];
+    let until = w.real + ms;
+    while w.real < until {
+        w.apply(&Ev::Keeper(n)).unwrap();
+        w.apply(&Ev::Draw(n, 400)).unwrap();
+        if let Some(ahead) = at_ceiling(w, n) {
+            stalled += 100;
+            if notes.len() < 3 || stalled % 5_000 == 0 {
+                let l = w.servers[n].mem.lease.unwrap();
+                notes.push(format!(
+                    "t={} at ceiling {} (floor {}, {} ms past the clock)",
+                    w.real, l.ceiling, l.floor, ahead
+                ));
+            }
+        }
+        w.apply(&Ev::Pass(100)).unwrap();
+    }
+    (stalled, notes)
+}
+
+fn config_of(h: i64, fixed: [Option<i64>; 2], max_drift: i64) -> Config {
+    Config { fixed, horizon: [h, h], margin: 0, max_drift, lossy_registry: false }
+}
+
+/// A promoted standby whose clock is 20 s behind its old primary's (the
+/// mission's failover case) starts at a floor a horizon and 20 s ahead of
+/// its clock, and bursts: its renewals keep a quarter horizon of room past
+/// its IDs, so it never stands at its ceiling for longer than a renewal
+/// takes (helper-22's review: the first arithmetic of 0.4.0, which took
+/// the clock as the position while IDs were near the floor, stood there
+/// for 20 s of 40).
+#[test]
+fn a_promoted_standby_with_its_clock_behind_does_not_stand_at_its_ceiling() {
+    let mut w = World::new(config_of(4_000, [Some(0), Some(0)], 1_000));
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
+        w.apply(&ev).unwrap();
+    }
+    w.apply(&Ev::Rebuild(1)).unwrap();
+    for _ in 0..10 {
+        for ev in [Ev::Pass(300), Ev::Keeper(0), Ev::Draw(0, 1)] {
+            w.apply(&ev).unwrap();
+        }
+    }
+    w.apply(&Ev::Step(1, -20_000)).unwrap();
+    w.apply(&Ev::Promote(1, 0)).unwrap();
+    let (stalled, notes) = bursts(&mut w, 1, 40_000);
+    eprintln!("stalled {stalled} ms of 40 s: {notes:?}");
+    assert!(stalled <= 2 * lease::heartbeat_ms(4_000) + 200, "stalled {stalled} ms: {notes:?}");
+}
+
+/// A clock step back of an hour right after a takeover: renewals follow the
+/// IDs, not the clock, so the node does not stand at its ceiling for the
+/// hour (the first arithmetic of 0.4.0 did: 59 s of 60).
+#[test]
+fn a_clock_step_back_right_after_a_takeover_does_not_stand_at_the_ceiling() {
+    let mut w = World::new(config_of(4_000, [Some(0), Some(0)], 1_000));
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
+        w.apply(&ev).unwrap();
+    }
+    w.apply(&Ev::Rebuild(1)).unwrap();
+    for _ in 0..10 {
+        for ev in [Ev::Pass(300), Ev::Keeper(0), Ev::Draw(0, 1)] {
+            w.apply(&ev).unwrap();
+        }
+    }
+    w.apply(&Ev::Promote(1, 0)).unwrap();
+    for ev in [Ev::Keeper(1), Ev::Draw(1, 1)] {
+        w.apply(&ev).unwrap();
+    }
+    w.apply(&Ev::Step(1, -3_600_000)).unwrap();
+    let (stalled, notes) = bursts(&mut w, 1, 60_000);
+    eprintln!("stalled {stalled} ms of 60 s: {notes:?}");
+    assert!(stalled <= 2 * lease::heartbeat_ms(4_000) + 200, "stalled {stalled} ms: {notes:?}");
+}
+
+/// Crash restarts in a row, each followed by bursts (IDs up to `max_drift`
+/// past the floor-moved reference) for longer than a quarter horizon: the
+/// leads stay within a horizon and `max_drift` of the clock (0.3.0's
+/// arithmetic: 910 s after 20 restarts).
+#[test]
+fn crash_restarts_in_a_row_with_bursts_do_not_add_up() {
+    let horizon = 60_000;
+    let config = config_of(horizon, [Some(0), Some(1)], 1_000);
+    let mut w = World::new(config);
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
+        w.apply(&ev).unwrap();
+    }
+    let shift = w.layout.worker_bits() + w.layout.sequence_bits();
+    let mut leads = vec![];
+    for _ in 0..20 {
+        w.apply(&Ev::Crash(0, false)).unwrap();
+        let issued = w.issued;
+        while w.issued == issued {
+            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 4_000)] {
+                w.apply(&ev).unwrap();
+            }
+        }
+        for _ in 0..80 {
+            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 4_000)] {
+                w.apply(&ev).unwrap();
+            }
+        }
+        leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
+    }
+    eprintln!("leads {leads:?}");
     let bound = horizon + config.max_drift + MARK_REACH_MS;
     assert!(leads.iter().all(|l| *l <= bound), "leads {leads:?} past {bound}");
 }

@@ -150,11 +150,14 @@ impl RegistryKeeper {
             return false;
         }
         let shared = shmem::lock().registry;
-        // The node's position: the later of its clock and its last ID (a
-        // logical clock ahead after a burst or advance_past), but its clock
-        // while it issues at a floor ahead of it; renewals reach a lease past it.
+        // Where IDs are issued (the later of the clock and the last ID: a
+        // logical clock ahead after a burst, advance_past or a floor), which
+        // decides when a renewal is due, and the position sent with it (the
+        // rule's: so that takeovers in a row do not add up ahead of the clock).
         let clock_tick = clock::now_unix_ms().saturating_sub(layout.epoch_ms());
-        let now = rule::position(clock_tick, resume::last_tick(), shared.lease.map(|l| l.floor), horizon_ms());
+        let last_tick = resume::last_tick();
+        let at = clock_tick.max(last_tick.unwrap_or(0));
+        let now = rule::position(clock_tick, last_tick, horizon_ms());
         let outcome = match (shared.state, shared.lease) {
             // Lost: ask for a worker id again (with a number, it stays
             // refused while the new holder is live; with auto, any free one).
@@ -163,7 +166,7 @@ impl RegistryKeeper {
                 self.acquire(layout, now, keep_going)
             }
             (State::Held | State::Expired, Some(lease))
-                if !rule::renewal_due(lease.ceiling, now, horizon_ms(), self.answered_ms()) =>
+                if !rule::renewal_due(lease.ceiling, at, horizon_ms(), self.answered_ms()) =>
             {
                 return false
             }
@@ -247,6 +250,7 @@ impl RegistryKeeper {
             return Ok(());
         }
         let wanted = fixed.or(resumable.map(|(w, _)| w));
+        let sent = Instant::now();
         let result = connected.and_then(|()| self.call(
             "SELECT worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             &[
@@ -283,7 +287,7 @@ impl RegistryKeeper {
         {
             self.forget_stored = true;
         }
-        self.note_refusal(&result);
+        self.note_refusal(&result, sent);
         let rows = result?;
         let number =
             |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
@@ -315,12 +319,15 @@ impl RegistryKeeper {
 
     /// Keeps count of how long the registry has refused this start's lease as
     /// another running start's: past the silence, the other one renewed
-    /// meanwhile (it would have been granted otherwise), so it runs.
-    fn note_refusal<T>(&mut self, result: &Result<T, Failure>) {
+    /// meanwhile (it would have been granted otherwise), so it runs. Counted
+    /// from the first refusal's answer (the registry looked before it) to the
+    /// latest call's sending (it looked after), so a slow answer does not
+    /// lengthen it.
+    fn note_refusal<T>(&mut self, result: &Result<T, Failure>, sent: Instant) {
         match result {
             Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL05" => {
                 let since = *self.refused_since.get_or_insert_with(Instant::now);
-                let refused_ms = i64::try_from(since.elapsed().as_millis()).unwrap_or(i64::MAX);
+                let refused_ms = i64::try_from(sent.saturating_duration_since(since).as_millis()).unwrap_or(i64::MAX);
                 if !self.proven_copy && rule::proven_copy(refused_ms, horizon_ms()) {
                     self.proven_copy = true;
                     report::emit(
