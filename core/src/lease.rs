@@ -88,8 +88,8 @@
 //! [`START_WAIT_MS`] without an answer ([`resumes_unconfirmed`]). A node that
 //! switches from another worker id (its lease was lost, it asked for any
 //! free one) starts past the tick of its last ID ([`holder_floor`]). Its
-//! mark keeper renews when the ceiling is within half a horizon of its
-//! position, or a [`heartbeat_ms`] after the registry's last answer by a
+//! mark keeper renews when the ceiling is within an eighth of a horizon of
+//! where IDs are issued, or a [`heartbeat_ms`] after the registry's last answer by a
 //! monotonic clock ([`renewal_due`]), so that the registry sees a running
 //! node as running, whatever the node's wall clock does.
 

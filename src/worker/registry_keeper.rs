@@ -42,8 +42,8 @@ pub struct RegistryKeeper {
     retry_at: Instant,
     backoff: Duration,
     /// When the registry last answered a renewal or grant: renewals are due
-    /// at least every half lease by this (monotonic) clock too, so a wall
-    /// clock stepped back does not let the registry see the lease go stale.
+    /// at least every heartbeat (a tenth of the lease) by this monotonic
+    /// clock, so the registry sees a running node run whatever its wall clock does.
     answered_at: Instant,
     /// With `auto`, the worker id on disk was refused (another node holds
     /// it now, or another start of this very lease runs): ask for any free
@@ -142,9 +142,9 @@ impl RegistryKeeper {
         i64::try_from(self.answered_at.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// One turn of the keeper: acquire when there is no lease, renew when
-    /// its ceiling is within half a horizon of the clock. Returns whether it
-    /// talked to the registry.
+    /// One turn of the keeper: acquire when there is no lease, renew when a
+    /// renewal is due (`rule::renewal_due`). Returns whether it talked to
+    /// the registry.
     pub fn turn(&mut self, layout: &Layout, keep_going: KeepGoing) -> bool {
         if Instant::now() < self.retry_at {
             return false;
