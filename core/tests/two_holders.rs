@@ -1406,6 +1406,32 @@ fn a_copy_started_while_the_registry_is_unreachable_issues_until_its_first_conta
     assert_eq!(w.stats.window, window, "the copy went on issuing after the registry refused it");
 }
 
+/// Server 0 crashes (`kill -9` of its postmaster) `restarts` times; after
+/// each, its keeper turns and it draws `draw` IDs every 250 ms until it
+/// issues again, and then `rounds` times more: how far ahead of the clock
+/// its last ID is after each restart.
+fn leads_after_crash_restarts(config: Config, restarts: usize, draw: usize, rounds: usize) -> Vec<i64> {
+    let mut w = World::new(config);
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
+        w.apply(&ev).unwrap();
+    }
+    let shift = w.layout.worker_bits() + w.layout.sequence_bits();
+    let turn = [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, draw)];
+    let mut leads = vec![];
+    for _ in 0..restarts {
+        w.apply(&Ev::Crash(0, false)).unwrap();
+        let issued = w.issued;
+        while w.issued == issued {
+            turn.iter().for_each(|ev| w.apply(ev).unwrap());
+        }
+        for _ in 0..rounds {
+            turn.iter().for_each(|ev| w.apply(ev).unwrap());
+        }
+        leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
+    }
+    leads
+}
+
 /// A node with a fixed worker id crashing again and again: each restart is
 /// granted the worker id anew above the old ceiling (its old start could be
 /// a paused original), but the leads do not add up: a floor ahead of the
@@ -1423,28 +1449,8 @@ fn crash_restarts_in_a_row_do_not_push_ids_ever_further_ahead() {
         max_drift: 1_000,
         lossy_registry: false,
     };
-    let mut w = World::new(config);
-    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
-        w.apply(&ev).unwrap();
-    }
-    let shift = w.layout.worker_bits() + w.layout.sequence_bits();
-    let mut leads = vec![];
-    for _ in 0..6 {
-        w.apply(&Ev::Crash(0, false)).unwrap();
-        let issued = w.issued;
-        while w.issued == issued {
-            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 1)] {
-                w.apply(&ev).unwrap();
-            }
-        }
-        // Renewals while it runs a while at its floor.
-        for _ in 0..20 {
-            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 1)] {
-                w.apply(&ev).unwrap();
-            }
-        }
-        leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
-    }
+    // Renewals while it runs a while at its floor.
+    let leads = leads_after_crash_restarts(config, 6, 1, 20);
     let bound = horizon + config.max_drift + MARK_REACH_MS;
     assert!(leads.iter().all(|l| *l <= bound), "leads {leads:?} past {bound}");
 }
@@ -1489,6 +1495,21 @@ fn config_of(h: i64, fixed: [Option<i64>; 2], max_drift: i64) -> Config {
     Config { fixed, horizon: [h, h], margin: 0, max_drift, lossy_registry: false }
 }
 
+/// Server 0 holds worker id 0 (a 4 s lease, `max_drift` 1 s) and issues;
+/// server 1 is its streaming standby, 3 s of renewals and marks later.
+fn a_primary_with_a_standby() -> World {
+    let mut w = World::new(config_of(4_000, [Some(0), Some(0)], 1_000));
+    for ev in [Ev::Keeper(0), Ev::Draw(0, 5), Ev::Rebuild(1)] {
+        w.apply(&ev).unwrap();
+    }
+    for _ in 0..10 {
+        for ev in [Ev::Pass(300), Ev::Keeper(0), Ev::Draw(0, 1)] {
+            w.apply(&ev).unwrap();
+        }
+    }
+    w
+}
+
 /// A promoted standby whose clock is 20 s behind its old primary's (the
 /// mission's failover case) starts at a floor a horizon and 20 s ahead of
 /// its clock, and bursts: its renewals keep a quarter horizon of room past
@@ -1498,16 +1519,7 @@ fn config_of(h: i64, fixed: [Option<i64>; 2], max_drift: i64) -> Config {
 /// for 20 s of 40).
 #[test]
 fn a_promoted_standby_with_its_clock_behind_does_not_stand_at_its_ceiling() {
-    let mut w = World::new(config_of(4_000, [Some(0), Some(0)], 1_000));
-    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
-        w.apply(&ev).unwrap();
-    }
-    w.apply(&Ev::Rebuild(1)).unwrap();
-    for _ in 0..10 {
-        for ev in [Ev::Pass(300), Ev::Keeper(0), Ev::Draw(0, 1)] {
-            w.apply(&ev).unwrap();
-        }
-    }
+    let mut w = a_primary_with_a_standby();
     w.apply(&Ev::Step(1, -20_000)).unwrap();
     w.apply(&Ev::Promote(1, 0)).unwrap();
     let (stalled, notes) = bursts(&mut w, 1, 40_000);
@@ -1520,16 +1532,7 @@ fn a_promoted_standby_with_its_clock_behind_does_not_stand_at_its_ceiling() {
 /// hour (the first arithmetic of 0.4.0 did: 59 s of 60).
 #[test]
 fn a_clock_step_back_right_after_a_takeover_does_not_stand_at_the_ceiling() {
-    let mut w = World::new(config_of(4_000, [Some(0), Some(0)], 1_000));
-    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
-        w.apply(&ev).unwrap();
-    }
-    w.apply(&Ev::Rebuild(1)).unwrap();
-    for _ in 0..10 {
-        for ev in [Ev::Pass(300), Ev::Keeper(0), Ev::Draw(0, 1)] {
-            w.apply(&ev).unwrap();
-        }
-    }
+    let mut w = a_primary_with_a_standby();
     w.apply(&Ev::Promote(1, 0)).unwrap();
     for ev in [Ev::Keeper(1), Ev::Draw(1, 1)] {
         w.apply(&ev).unwrap();
@@ -1548,27 +1551,7 @@ fn a_clock_step_back_right_after_a_takeover_does_not_stand_at_the_ceiling() {
 fn crash_restarts_in_a_row_with_bursts_do_not_add_up() {
     let horizon = 60_000;
     let config = config_of(horizon, [Some(0), Some(1)], 1_000);
-    let mut w = World::new(config);
-    for ev in [Ev::Keeper(0), Ev::Draw(0, 5)] {
-        w.apply(&ev).unwrap();
-    }
-    let shift = w.layout.worker_bits() + w.layout.sequence_bits();
-    let mut leads = vec![];
-    for _ in 0..20 {
-        w.apply(&Ev::Crash(0, false)).unwrap();
-        let issued = w.issued;
-        while w.issued == issued {
-            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 4_000)] {
-                w.apply(&ev).unwrap();
-            }
-        }
-        for _ in 0..80 {
-            for ev in [Ev::Pass(250), Ev::Keeper(0), Ev::Draw(0, 4_000)] {
-                w.apply(&ev).unwrap();
-            }
-        }
-        leads.push((w.servers[0].last_id.expect("issued") >> shift) - w.real);
-    }
+    let leads = leads_after_crash_restarts(config, 20, 4_000, 80);
     eprintln!("leads {leads:?}");
     let bound = horizon + config.max_drift + MARK_REACH_MS;
     assert!(leads.iter().all(|l| *l <= bound), "leads {leads:?} past {bound}");
