@@ -454,6 +454,7 @@ DECLARE
     now_ts timestamptz := clock_timestamp();
     tick bigint;
     caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
+    silence interval;
 BEGIN
     IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
        OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
@@ -546,14 +547,15 @@ BEGIN
             ceiling_tick := old.ceiling_tick;
             RETURN;
         END IF;
-        IF old.renewed_at + make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0)
-           >= now_ts THEN
+        -- The silence (core/src/lease/copies.rs, silence_ms).
+        silence := make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0);
+        IF old.renewed_at + silence >= now_ts THEN
             RAISE EXCEPTION 'worker id % of namespace "%" is in use by another running start of this server (node "%", renewed % ago)',
                             wanted, ns.namespace, old.node_name, now_ts - old.renewed_at
                 USING ERRCODE = 'SFL05',
                       DETAIL = format('This server has the holder''s system identifier %s, timeline %s and lease (epoch %s) on disk, but another postmaster start renews it: this data directory is a copy of a running node (a VM snapshot, a base backup started as a primary), or the holder restarted less than %s after its last renewal.',
                                       old.system_identifier, old.timeline, old.lease_epoch,
-                                      make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0)),
+                                      silence),
                       HINT = 'A copy must not issue under the original''s lease: give it its own snowflake_id.worker_id (or auto, which takes a free one) or its own snowflake_id.registry_namespace. A restarted holder needs nothing: it is granted the worker id anew once the old start has been silent that long.';
         END IF;
         -- Silent since: a new grant below, above the old ceiling (the old
