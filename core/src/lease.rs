@@ -310,6 +310,16 @@ pub fn resumes_own(lease: &RegistryLease, timeline: i64) -> bool {
     lease.timeline == timeline && lease.token != RELEASED_TOKEN
 }
 
+/// Whether a renewal's answer is one the registry's rule can give: at most
+/// `asked`, the highest [`renew`] of the ranges, ticks and horizons this
+/// holder sent under the lease (the registry only caps the tick, which
+/// lowers it). A higher one is not from the registry's function: a ceiling
+/// past anything the registry recorded would let the holder issue IDs the
+/// next holder is granted.
+pub fn renewal_answer_fits(answer: i64, asked: i64) -> bool {
+    answer <= asked
+}
+
 /// The holder's ceiling after the registry answered a renewal with
 /// `renewed`: never lower than the one it has (an answer can only be lower
 /// if it belongs to an older lease; the registry never lowers a held one).
@@ -374,6 +384,26 @@ pub(crate) const SAMPLE_HOLDER: Holder = Holder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every answer the registry's rule gives fits what the holder asked
+        /// for, whatever the registry's clock (which only caps the tick);
+        /// and an answer a horizon past it never does.
+        #[test]
+        fn the_registrys_renewals_always_fit_what_was_asked(
+            floor in 0i64..1 << 40,
+            held in 0i64..1 << 20,
+            tick in 0i64..1 << 41,
+            registry_tick in 0i64..1 << 41,
+            horizon in 1i64..=DAY_MS,
+        ) {
+            let range = Range { floor, ceiling: floor + held };
+            let asked = renew(range, tick, horizon);
+            prop_assert!(renewal_answer_fits(renew(range, request_tick(tick, registry_tick), horizon), asked));
+            prop_assert!(!renewal_answer_fits(asked + horizon, asked));
+        }
+    }
 
     #[test]
     fn grants_start_above_the_last_ceiling_and_last_a_horizon() {

@@ -133,8 +133,15 @@ pub enum Failure {
     /// The registry answered with an error: a refusal to act on (a lost
     /// lease, a worker id held by another node) or a problem to report.
     Refused { sqlstate: String, message: String, detail: Option<String>, hint: Option<String> },
-    /// No answer: cannot connect, the connection broke, or the deadline passed.
+    /// No answer, in this library's own words: the deadline passed, the
+    /// answer had no rows, the setting is empty. Safe to show any role.
     Unreachable(String),
+    /// No answer, in libpq's words: cannot connect, or the connection broke.
+    /// libpq quotes the connection string when it cannot parse it (a
+    /// password with a bad `%` escape, a URI with a malformed host) and names
+    /// the host, port and user when it cannot connect: a secret of the DBA's,
+    /// for the server log only ([`Failure::public`] leaves it out).
+    Connection(String),
     /// The caller was asked to stop (SIGTERM, say) while waiting.
     Stopped,
 }
@@ -143,8 +150,29 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Refused { sqlstate, message, .. } => write!(f, "{sqlstate}: {message}"),
-            Failure::Unreachable(why) => write!(f, "the registry is unreachable: {why}"),
+            Failure::Unreachable(why) | Failure::Connection(why) => write!(f, "the registry is unreachable: {why}"),
             Failure::Stopped => write!(f, "stopped while waiting for the registry"),
+        }
+    }
+}
+
+impl Failure {
+    /// Whether the registry gave no answer (as opposed to an answer that
+    /// refuses, or a stop).
+    pub fn unanswered(&self) -> bool {
+        matches!(self, Failure::Unreachable(_) | Failure::Connection(_))
+    }
+
+    /// The failure as a role without access to the registry's settings may
+    /// read it (the status view, an ERROR's DETAIL sent to a client): libpq's
+    /// own message is replaced by a pointer to the server log, where
+    /// [`Display`](std::fmt::Display)'s full text goes.
+    pub fn public(&self) -> String {
+        match self {
+            Failure::Connection(_) => {
+                "the registry is unreachable: could not connect (libpq's message is in the server log)".into()
+            }
+            other => other.to_string(),
         }
     }
 }
@@ -192,7 +220,7 @@ fn wait_socket(
         // SAFETY: PQsocket of a live connection.
         let socket = unsafe { (api.socket)(conn) };
         if socket < 0 {
-            return Err(Failure::Unreachable(connection_error(api, conn)));
+            return Err(Failure::Connection(connection_error(api, conn)));
         }
         let ready = if write { pg_sys::WL_SOCKET_WRITEABLE } else { pg_sys::WL_SOCKET_READABLE };
         let events = pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH | ready;
@@ -244,7 +272,7 @@ impl Connection {
         let connection = Connection { api, conn };
         // SAFETY: conn is live until `connection` drops.
         if unsafe { (api.status)(conn) } == pq::CONNECTION_BAD {
-            return Err(Failure::Unreachable(connection_error(api, conn)));
+            return Err(Failure::Connection(connection_error(api, conn)));
         }
         loop {
             // SAFETY: polling a connection started above.
@@ -252,14 +280,29 @@ impl Connection {
                 pq::PGRES_POLLING_OK => break,
                 pq::PGRES_POLLING_READING => wait_socket(api, conn, false, deadline, keep_going)?,
                 pq::PGRES_POLLING_WRITING => wait_socket(api, conn, true, deadline, keep_going)?,
-                _ => return Err(Failure::Unreachable(connection_error(api, conn))),
+                _ => return Err(Failure::Connection(connection_error(api, conn))),
             }
         }
         // SAFETY: a connected connection; nonblocking mode makes PQsendQuery
         // and PQflush never wait on the socket themselves.
         if unsafe { (api.set_nonblocking)(conn, 1) } != 0 {
-            return Err(Failure::Unreachable(connection_error(api, conn)));
+            return Err(Failure::Connection(connection_error(api, conn)));
         }
+        // Every statement sent on this connection names its schema and its
+        // argument types; the session's search_path is pinned too, so that
+        // what a statement leaves unqualified (an operator) can only be
+        // PostgreSQL's own. A role that may CREATE in a schema on the
+        // server's default search_path (the registry's `public`, say) would
+        // otherwise offer a better-matching function or operator that this
+        // library's role, a superuser for the cluster watch, then runs
+        // (CVE-2018-1058's class).
+        let mut connection = connection;
+        connection.query(
+            "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)",
+            &[],
+            deadline.saturating_duration_since(Instant::now()),
+            keep_going,
+        )?;
         Ok(connection)
     }
 
@@ -296,14 +339,14 @@ impl Connection {
             )
         };
         if sent == 0 {
-            return Err(Failure::Unreachable(connection_error(api, conn)));
+            return Err(Failure::Connection(connection_error(api, conn)));
         }
         loop {
             // SAFETY: flushing the query just sent; 1 means "call again when writable".
             match unsafe { (api.flush)(conn) } {
                 0 => break,
                 1 => wait_socket(api, conn, true, deadline, keep_going)?,
-                _ => return Err(Failure::Unreachable(connection_error(api, conn))),
+                _ => return Err(Failure::Connection(connection_error(api, conn))),
             }
         }
         let mut outcome = Err(Failure::Unreachable("no result".into()));
@@ -312,7 +355,7 @@ impl Connection {
             // PQgetResult would block.
             unsafe {
                 if (api.consume_input)(conn) == 0 {
-                    return Err(Failure::Unreachable(connection_error(api, conn)));
+                    return Err(Failure::Connection(connection_error(api, conn)));
                 }
                 if (api.is_busy)(conn) != 0 {
                     wait_socket(api, conn, false, deadline, keep_going)?;

@@ -11,10 +11,11 @@ use pgrx::PgSqlErrorCode;
 use snowflake_id_core::history::{Interval, RecordedClaim};
 
 use super::writer::query_keeps_going;
-use crate::pg::libpq::{Connection, Failure};
+use super::registry_session::{signature, RegistrySession};
+use crate::pg::libpq::Failure;
 use crate::pg::report::raise;
 use crate::settings::names::REGISTRY;
-use crate::settings::registry::{conninfo, namespace, node_name};
+use crate::settings::registry::{namespace, node_name};
 use crate::shmem::{self, LeaseState};
 
 /// How long one call to the registry may take, connect included.
@@ -48,8 +49,8 @@ pub fn current(worker_id: i64) -> LeaseRef {
 /// first claim under the lease; or the error. An unreachable registry stops
 /// past-instant IDs, never live ones.
 pub fn recorded(lease: LeaseRef) -> Result<Vec<RecordedClaim>, Lost> {
-    let sql = "SELECT claim_epoch, from_tick, to_tick, level FROM snowflake_registry_history_of($1, $2, $3, $4)";
-    let rows = call(sql, &lease_params(lease, &[]))?;
+    let columns = "claim_epoch, from_tick, to_tick, level";
+    let rows = call(columns, "snowflake_registry_history_of", &signature::HISTORY_OF, &lease_params(lease, &[]))?;
     let number = |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
     rows.iter()
         .map(|r| match (number(r, 0), number(r, 1), number(r, 2), number(r, 3)) {
@@ -68,9 +69,8 @@ pub fn recorded(lease: LeaseRef) -> Result<Vec<RecordedClaim>, Lost> {
 
 /// Records a claim in the registry, committed, before it is used.
 pub fn record(lease: LeaseRef, claim: Interval) -> Result<(), Lost> {
-    let sql = "SELECT snowflake_registry_record_history($1, $2, $3, $4, $5, $6, $7)";
     let more = [claim.from.to_string(), claim.to.to_string(), claim.level.to_string()];
-    call(sql, &lease_params(lease, &more)).map(|_| ())
+    call("*", "snowflake_registry_record_history", &signature::RECORD_HISTORY, &lease_params(lease, &more)).map(|_| ())
 }
 
 fn lease_params(lease: LeaseRef, more: &[String]) -> Vec<Option<String>> {
@@ -103,8 +103,13 @@ impl Lost {
 
 /// One statement on this backend's registry connection, opened on first
 /// use; a lost lease is the caller's to handle, any other failure an ERROR.
-fn call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>, Lost> {
-    match try_call(sql, params) {
+fn call(
+    columns: &str,
+    function: &str,
+    types: &[&str],
+    params: &[Option<String>],
+) -> Result<Vec<Vec<Option<String>>>, Lost> {
+    match try_call(columns, function, types, params) {
         Ok(rows) => Ok(rows),
         Err(Failure::Refused { sqlstate, message, detail, .. }) if sqlstate == "SFL01" => Err(Lost { message, detail }),
         Err(Failure::Refused { sqlstate, message, .. }) if sqlstate == "42883" => raise(
@@ -118,16 +123,27 @@ fn call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>
                     .into(),
             ),
         ),
-        Err(failure) => raise(
+        Err(failure) => {
+            // libpq's words may quote the registry's connection string: the
+            // DBA's secret goes to the server log alone, never to the client.
+            if let Failure::Connection(_) = failure {
+                pgrx::ereport!(
+                    pgrx::PgLogLevel::LOG_SERVER_ONLY,
+                    PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                    format!("snowflake_id: past-instant IDs: {failure}")
+                );
+            }
+            raise(
             PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
-            format!("snowflake_id: past-instant IDs need the registry, and it did not answer: {failure}"),
+            format!("snowflake_id: past-instant IDs need the registry, and it did not answer: {}", failure.public()),
             Some(
                 "A claim of history slots under a leased worker id is recorded in the registry before it is used; \
                  live IDs go on."
                     .into(),
             ),
             Some(format!("Check {REGISTRY} and the registry server, then try again.")),
-        ),
+        )
+        }
     }
 }
 
@@ -135,12 +151,13 @@ fn call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>
 /// import), and a connection kept by every session that ever imported would
 /// fill the registry's max_connections, and then nodes could not renew or
 /// acquire their leases (live IDs stop). Found by helper-16's review.
-fn try_call(sql: &str, params: &[Option<String>]) -> Result<Vec<Vec<Option<String>>>, Failure> {
-    let conninfo = conninfo().ok_or_else(|| Failure::Unreachable(format!("{REGISTRY} is empty")))?;
+fn try_call(
+    columns: &str,
+    function: &str,
+    types: &[&str],
+    params: &[Option<String>],
+) -> Result<Vec<Vec<Option<String>>>, Failure> {
     let name = format!("snowflake_id {} (past-instant IDs)", node_name());
-    let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, query_keeps_going)?;
-    // A record the registry could lose in a crash would let the next holder
-    // reuse slots this one used.
-    connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, query_keeps_going)?;
-    connection.query(sql, params, CALL_TIMEOUT, query_keeps_going)
+    let (_, mut session) = RegistrySession::open(&name, None, CALL_TIMEOUT, query_keeps_going, || ())?;
+    session.call(columns, function, types, params, CALL_TIMEOUT, query_keeps_going)
 }

@@ -10,6 +10,7 @@ pub mod advance;
 pub mod draw;
 pub mod history;
 pub mod history_lease;
+pub mod registry_session;
 pub mod lease;
 pub mod resume;
 pub mod start;

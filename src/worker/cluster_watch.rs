@@ -21,6 +21,13 @@
 //! snowflake_id, and one per node from `run_command_on_all_nodes`, every
 //! interval. On a worker (Citus group other than 0) it looks and stops
 //! there. A warning repeats every ten minutes while its problem lasts.
+//!
+//! It connects as the server's bootstrap superuser, into databases where
+//! any role may have created functions in `public`: every statement here
+//! names `pg_catalog` (the session's search_path is pinned besides, by
+//! `pg/libpq.rs`), and `snowflake_cluster_check()`'s body is written the
+//! same way (`sql/cluster.sql`). An unqualified `quote_ident(...)` made an
+//! ordinary role a superuser within ten seconds (issue 32).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
@@ -177,14 +184,15 @@ fn connect(db: &str) -> Result<Connection, Option<String>> {
 fn why(failure: Failure) -> Option<String> {
     match failure {
         Failure::Refused { sqlstate, message, .. } => Some(format!("{sqlstate}: {message}")),
-        Failure::Unreachable(why) => Some(why),
+        // This server's own socket, in its own log: nothing secret in it.
+        Failure::Unreachable(why) | Failure::Connection(why) => Some(why),
         Failure::Stopped => None,
     }
 }
 
 /// The databases a check may look in (`postgres`, else `template1`, lists them).
 fn databases() -> Result<Vec<String>, String> {
-    let list = "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname";
+    let list = "SELECT datname FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname";
     let mut last = String::new();
     for db in ["postgres", "template1"] {
         match connect(db).and_then(|mut c| query(&mut c, list)) {
@@ -202,13 +210,14 @@ fn problems_in(db: &str) -> Result<Vec<(String, String)>, Option<String>> {
     let mut connection = connect(db)?;
     let schema = query(
         &mut connection,
-        "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-          WHERE e.extname = 'snowflake_id' AND EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')",
+        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+           JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+          WHERE e.extname = 'snowflake_id' AND EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus')",
     )?;
     let Some(schema) = schema.into_iter().next().and_then(|r| r.into_iter().next().flatten()) else {
         return Ok(vec![]);
     };
-    let group = query(&mut connection, "SELECT groupid FROM pg_dist_local_group")?;
+    let group = query(&mut connection, "SELECT groupid FROM pg_catalog.pg_dist_local_group")?;
     if group.first().and_then(|r| r.first().cloned().flatten()).as_deref() != Some("0") {
         return Ok(vec![]); // a worker: the coordinator checks
     }

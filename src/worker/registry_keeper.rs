@@ -10,13 +10,14 @@
 
 use std::time::{Duration, Instant};
 
-use snowflake_id_core::lease as rule;
+use snowflake_id_core::lease::{self as rule, Range};
 use snowflake_id_core::state_file::RegistryLease;
 use snowflake_id_core::Layout;
 
-use crate::pg::libpq::{Connection, Failure, KeepGoing};
+use crate::pg::libpq::{Failure, KeepGoing};
 use crate::pg::recovery::{current_timeline, system_identifier};
 use crate::pg::{clock, instance, report};
+use crate::service::registry_session::{signature, RegistrySession, NO_EXTENSION};
 use crate::service::{lease, resume};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{conninfo, horizon_ms, namespace, node_name};
@@ -33,12 +34,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const REFUSED_RETRY: Duration = Duration::from_secs(1);
 /// SQLSTATEs of a registry database without the extension's functions or
 /// tables (not created yet, say, as on a Citus coordinator being set up).
-const UNDEFINED: [&str; 3] = ["42883", "42P01", "3F000"];
+const UNDEFINED: [&str; 4] = ["42883", "42P01", "3F000", NO_EXTENSION];
 
 /// What the keeper process keeps between turns: the open connection and
 /// when to try again after a failure.
 pub struct RegistryKeeper {
-    connection: Option<(String, Connection)>,
+    /// The session with the registry, and the setting it was opened with.
+    session: Option<(String, RegistrySession)>,
     retry_at: Instant,
     backoff: Duration,
     /// When the registry last answered a renewal or grant: renewals are due
@@ -65,15 +67,15 @@ pub struct RegistryKeeper {
     /// at the original's first slow renewal), and takes the worker id only
     /// when it is stale or released, as any other node would.
     proven_copy: bool,
-    /// The registry's extension is older than 0.4.0: it records no instance,
-    /// so a lease on disk is resumed as 0.3.0 did, unfenced.
-    registry_before_instances: bool,
+    /// The lease epoch renewed last and the highest ceiling asked for under
+    /// it: an answer above it is refused (`rule::renewal_answer_fits`).
+    asked: Option<(i64, i64)>,
 }
 
 impl RegistryKeeper {
     pub fn new() -> RegistryKeeper {
         RegistryKeeper {
-            connection: None,
+            session: None,
             retry_at: Instant::now(),
             backoff: FIRST_BACKOFF,
             answered_at: Instant::now(),
@@ -82,57 +84,45 @@ impl RegistryKeeper {
             heard: false,
             refused_since: None,
             proven_copy: false,
-            registry_before_instances: false,
+            asked: None,
         }
     }
 
-    fn connection(&mut self, keep_going: KeepGoing) -> Result<&mut Connection, Failure> {
-        let conninfo = conninfo().ok_or_else(|| Failure::Unreachable(format!("{REGISTRY} is empty")))?;
-        if self.connection.as_ref().is_some_and(|(c, _)| *c != conninfo) {
-            self.connection = None; // a reload changed where the registry is
+    fn session(&mut self, keep_going: KeepGoing) -> Result<&mut RegistrySession, Failure> {
+        if self.session.as_ref().is_some_and(|(c, _)| conninfo().as_ref() != Some(c)) {
+            self.session = None; // a reload changed where the registry is
         }
-        if self.connection.is_none() {
+        if self.session.is_none() {
             let name = format!("snowflake_id {}", node_name());
-            let mut connection = Connection::open(&conninfo, &name, CALL_TIMEOUT, keep_going)?;
-            // The registry is up: a call that then times out (a row lock, a
-            // commit waiting for a synchronous standby) is a busy registry,
-            // not an outage, and the lease on disk never goes on unconfirmed
-            // for it (a copy would then issue beside its running original).
-            self.heard = true;
-            // A grant or renewal the registry could lose in a crash would let
-            // it hand the same range to another node: commits must be durable
-            // before the keeper acts on them, whatever the registry's default.
-            connection.query("SET synchronous_commit = on", &[], CALL_TIMEOUT, keep_going)?;
-            // Every call names this postmaster start (sql/registry.sql), and
-            // the registry's leases table says whether it records it.
-            let rows = connection.query(
-                "SELECT set_config('snowflake_registry.instance', $1, false), \
-                        to_regclass('snowflake_registry_leases') IS NOT NULL AND NOT EXISTS \
-                        (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass('snowflake_registry_leases') \
-                            AND attname = 'instance' AND NOT attisdropped)",
-                &[Some(instance::id().to_string())],
-                CALL_TIMEOUT,
-                keep_going,
-            )?;
-            self.registry_before_instances =
-                rows.first().and_then(|r| r.get(1).cloned().flatten()).as_deref() == Some("t");
-            self.connection = Some((conninfo, connection));
+            // The registry is up once connected: a call that then times out
+            // (a row lock, a commit waiting for a synchronous standby) is a
+            // busy registry, not an outage, and the lease on disk never goes
+            // on unconfirmed for it (a copy would then issue beside its
+            // running original). Every call names this postmaster start
+            // (sql/registry.sql).
+            let heard = &mut self.heard;
+            let opened = RegistrySession::open(&name, Some(instance::id()), CALL_TIMEOUT, keep_going, || *heard = true);
+            self.session = Some(opened?);
         }
-        match self.connection.as_mut() {
-            Some((_, connection)) => Ok(connection),
+        match self.session.as_mut() {
+            Some((_, session)) => Ok(session),
             None => Err(Failure::Unreachable("no connection".into())),
         }
     }
 
     fn call(
         &mut self,
-        sql: &str,
+        columns: &str,
+        function: &str,
+        types: &[&str],
         params: &[Option<String>],
         keep_going: KeepGoing,
     ) -> Result<Vec<Vec<Option<String>>>, Failure> {
-        let result = self.connection(keep_going).and_then(|c| c.query(sql, params, CALL_TIMEOUT, keep_going));
-        if matches!(result, Err(Failure::Unreachable(_))) {
-            self.connection = None; // reconnect next time (maybe to a new registry primary)
+        let result = self
+            .session(keep_going)
+            .and_then(|s| s.call(columns, function, types, params, CALL_TIMEOUT, keep_going));
+        if matches!(&result, Err(f) if f.unanswered()) {
+            self.session = None; // reconnect next time (maybe to a new registry primary)
         }
         result
     }
@@ -216,7 +206,10 @@ impl RegistryKeeper {
                     })
                     .report(pgrx::PgLogLevel::WARNING);
                 }
-                lease::registry_failed(&failure.to_string(), lost);
+                // Readable by every role (the status view, a refusal's
+                // DETAIL): libpq's own words stay in the WARNING above, in
+                // the server log only.
+                lease::registry_failed(&failure.public(), lost);
             }
         }
         true
@@ -235,9 +228,9 @@ impl RegistryKeeper {
         // a copy of a running node's).
         let own = resumable.filter(|(_, l)| rule::resumes_own(l, timeline.into()));
         lease::acquiring(own.map(|(w, _)| w));
-        let connected = self.connection(keep_going).map(|_| ());
+        let connected = self.session(keep_going).map(|s| s.before_instances);
         // (restore_own_lease only for a registry that records no instance.)
-        let before_instances = connected.is_ok() && self.registry_before_instances;
+        let before_instances = connected == Ok(true);
         if let Some((worker_id, _)) = own.filter(|_| before_instances && lease::restore_own_lease(layout)) {
             pgrx::pg_sys::panic::ErrorReport::new(
                 pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -251,8 +244,10 @@ impl RegistryKeeper {
         }
         let wanted = fixed.or(resumable.map(|(w, _)| w));
         let sent = Instant::now();
-        let result = connected.and_then(|()| self.call(
-            "SELECT worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick FROM snowflake_registry_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        let result = connected.and_then(|_| self.call(
+            "worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick",
+            "snowflake_registry_acquire",
+            &signature::ACQUIRE,
             &[
                 Some(namespace()),
                 Some(layout.worker_bits().to_string()),
@@ -270,7 +265,7 @@ impl RegistryKeeper {
             keep_going,
         ));
         match &result {
-            Err(Failure::Unreachable(why))
+            Err(Failure::Unreachable(why) | Failure::Connection(why))
                 if own.is_some()
                     && !self.heard
                     && rule::resumes_unconfirmed(
@@ -279,7 +274,7 @@ impl RegistryKeeper {
             {
                 self.resume_unconfirmed(layout, why);
             }
-            Err(Failure::Unreachable(_) | Failure::Stopped) => {}
+            Err(Failure::Unreachable(_) | Failure::Connection(_) | Failure::Stopped) => {}
             Ok(_) | Err(Failure::Refused { .. }) => self.heard = true,
         }
         if matches!(&result, Err(Failure::Refused { sqlstate, .. }) if sqlstate == "SFL02" || sqlstate == "SFL05")
@@ -342,7 +337,7 @@ impl RegistryKeeper {
                     );
                 }
             }
-            Err(Failure::Unreachable(_) | Failure::Stopped) => {}
+            Err(Failure::Unreachable(_) | Failure::Connection(_) | Failure::Stopped) => {}
             _ => self.refused_since = None,
         }
     }
@@ -380,8 +375,20 @@ impl RegistryKeeper {
         now: i64,
         keep_going: KeepGoing,
     ) -> Result<(), Failure> {
+        // The most this renewal can answer (sql/registry.sql computes it
+        // with the same rule), or what an earlier one under this lease asked
+        // for when more: its answer may have been lost after the registry
+        // committed it, and a clock stepped back since asks for less.
+        let asked = rule::renew(Range { floor: lease.floor, ceiling: lease.ceiling }, now, horizon_ms());
+        let asked = match self.asked {
+            Some((epoch, earlier)) if epoch == lease.epoch => asked.max(earlier),
+            _ => asked,
+        };
+        self.asked = Some((lease.epoch, asked));
         let rows = self.call(
-            "SELECT snowflake_registry_renew($1, $2, $3, $4, $5, $6)",
+            "ceiling_tick",
+            "snowflake_registry_renew",
+            &signature::RENEW,
             &[
                 Some(namespace()),
                 Some(worker_id.to_string()),
@@ -400,6 +407,23 @@ impl RegistryKeeper {
         let Some(ceiling) = ceiling else {
             return Err(Failure::Unreachable("the registry's answer to renew has no ceiling".into()));
         };
+        if !rule::renewal_answer_fits(ceiling, asked) {
+            // Never from the registry's own function: a ceiling past every
+            // one asked for would let this node issue IDs the registry may
+            // grant to the next holder.
+            return Err(Failure::Refused {
+                sqlstate: "08P01".into(),
+                message: format!(
+                    "the registry answered a renewal of worker id {worker_id} with ceiling {ceiling}, past the {asked} asked for; ignored"
+                ),
+                detail: None,
+                hint: Some(
+                    "Look in the registry's database for another snowflake_registry_renew than the extension's; \
+                     IDs stop at the ceiling already held."
+                        .into(),
+                ),
+            });
+        }
         lease::renewed(layout, lease, ceiling);
         Ok(())
     }
@@ -421,7 +445,7 @@ impl RegistryKeeper {
             Some(lease.token.to_string()),
             Some(last.to_string()),
         ];
-        match self.call("SELECT snowflake_registry_release($1, $2, $3, $4, $5)", &params, keep_going) {
+        match self.call("*", "snowflake_registry_release", &signature::RELEASE, &params, keep_going) {
             Ok(_) => {
                 lease::released();
                 pgrx::ereport!(

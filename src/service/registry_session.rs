@@ -1,0 +1,117 @@
+//! A session with the worker id registry, opened the one way both of its
+//! callers need (the mark keeper's lease, a backend's past-instant claims):
+//! commits durable, the search path pinned (`pg/libpq.rs`), and every call
+//! naming the schema the registry's extension lives in and the exact type of
+//! every argument.
+//!
+//! The registry's database is one an ordinary role may reach: its `public`
+//! schema, where the extension usually lives, may be open to CREATE (the
+//! default before PostgreSQL 15, and after an upgrade that kept it). An
+//! unqualified `snowflake_registry_renew($1, ...)` with untyped parameters
+//! resolves to whichever overload matches best, and an all-`text` one that
+//! role planted matches better than the registry's: it ran with the node's
+//! rights, read its holder token and answered a ceiling ten years ahead
+//! (issue 32: 882,727 duplicates of 900,000). Named and typed, a call can
+//! only reach the extension's own function.
+
+use std::time::Duration;
+
+use crate::pg::libpq::{Connection, Failure, KeepGoing};
+use crate::settings::names::REGISTRY;
+use crate::settings::registry::conninfo;
+
+/// The SQLSTATE of a registry database without the extension (not created
+/// yet, as on a Citus coordinator being set up).
+pub const NO_EXTENSION: &str = "42704";
+
+/// An open session, with where the registry's objects are.
+pub struct RegistrySession {
+    connection: Connection,
+    /// The extension's schema, quoted as an identifier.
+    schema: String,
+    /// The registry's extension is older than 0.4.0: its leases table has no
+    /// `instance` column, so it fences no copy.
+    pub before_instances: bool,
+}
+
+impl RegistrySession {
+    /// Opens a session to the registry `snowflake_id.registry` names.
+    /// `instance` (the keeper's: this postmaster start) is named in every
+    /// call through the setting the registry reads (`sql/registry.sql`).
+    /// `connected` runs once the registry server accepted the connection,
+    /// before the session's first statements.
+    pub fn open(
+        application_name: &str,
+        instance: Option<i64>,
+        timeout: Duration,
+        keep_going: KeepGoing,
+        connected: impl FnOnce(),
+    ) -> Result<(String, RegistrySession), Failure> {
+        let conninfo = conninfo().ok_or_else(|| Failure::Unreachable(format!("{REGISTRY} is empty")))?;
+        let mut connection = Connection::open(&conninfo, application_name, timeout, keep_going)?;
+        connected();
+        // A grant, renewal or claim the registry could lose in a crash would
+        // let it hand the same range to another node: commits must be
+        // durable before the node acts on them, whatever the registry's default.
+        connection.query("SET synchronous_commit = on", &[], timeout, keep_going)?;
+        let rows = connection.query(
+            "SELECT pg_catalog.quote_ident(n.nspname),
+                    c.oid IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid = c.oid AND a.attname = 'instance' AND NOT a.attisdropped),
+                    pg_catalog.set_config('snowflake_registry.instance', $1::pg_catalog.text, false)
+               FROM pg_catalog.pg_extension e
+               JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+               LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'snowflake_registry_leases'
+              WHERE e.extname = 'snowflake_id'",
+            &[Some(instance.map_or(String::new(), |i| i.to_string()))],
+            timeout,
+            keep_going,
+        )?;
+        let Some(row) = rows.into_iter().next() else {
+            return Err(Failure::Refused {
+                sqlstate: NO_EXTENSION.into(),
+                message: "the registry's database has no extension snowflake_id".into(),
+                detail: None,
+                hint: Some(format!("Run CREATE EXTENSION snowflake_id in the database {REGISTRY} names.")),
+            });
+        };
+        let mut fields = row.into_iter();
+        let schema = fields.next().flatten().unwrap_or_default();
+        let before_instances = fields.next().flatten().as_deref() == Some("t");
+        Ok((conninfo, RegistrySession { connection, schema, before_instances }))
+    }
+
+    /// Calls the registry's function `function` (a name of
+    /// `sql/registry.sql`) with `params`, each cast to its type in `types`
+    /// (the function's exact signature), and returns the columns `columns`
+    /// of its result.
+    pub fn call(
+        &mut self,
+        columns: &str,
+        function: &str,
+        types: &[&str],
+        params: &[Option<String>],
+        timeout: Duration,
+        keep_going: KeepGoing,
+    ) -> Result<Vec<Vec<Option<String>>>, Failure> {
+        debug_assert_eq!(types.len(), params.len());
+        let arguments: Vec<String> = types.iter().enumerate().map(|(i, t)| format!("${}::{t}", i + 1)).collect();
+        let sql = format!("SELECT {columns} FROM {}.{function}({})", self.schema, arguments.join(", "));
+        self.connection.query(&sql, params, timeout, keep_going)
+    }
+}
+
+/// The exact argument types of the registry's functions, as
+/// `sql/registry.sql` declares them (`pg_catalog.`-qualified: a type named
+/// `text` in another schema on the path must not stand in).
+pub mod signature {
+    const TEXT: &str = "pg_catalog.text";
+    const INT: &str = "pg_catalog.int4";
+    const BIGINT: &str = "pg_catalog.int8";
+
+    pub const ACQUIRE: [&str; 12] = [TEXT, INT, INT, BIGINT, INT, TEXT, INT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT];
+    pub const RENEW: [&str; 6] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT];
+    pub const RELEASE: [&str; 5] = [TEXT, INT, BIGINT, BIGINT, BIGINT];
+    pub const HISTORY_OF: [&str; 4] = [TEXT, INT, BIGINT, BIGINT];
+    pub const RECORD_HISTORY: [&str; 7] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT, INT];
+}
