@@ -17,7 +17,10 @@
 -- ============================================================================
 DO $guard$
 DECLARE
-    functions pg_catalog.name[] := ARRAY['snowflake_advance_past', 'snowflake_id_span', 'snowflake_timestamp', 'snowflake_worker_id', 'snowflake_sequence', 'snowflake_decode_rows', 'snowflake_convert']::pg_catalog.name[];
+    functions pg_catalog.name[] := ARRAY[
+        'snowflake_advance_past', 'snowflake_id_span', 'snowflake_timestamp', 'snowflake_worker_id',
+        'snowflake_sequence', 'snowflake_decode_rows', 'snowflake_convert'
+    ]::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY[]::pg_catalog.name[];
     ext pg_catalog.oid;
     ns pg_catalog.oid;

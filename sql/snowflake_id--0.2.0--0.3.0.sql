@@ -20,8 +20,14 @@
 -- ============================================================================
 DO $guard$
 DECLARE
-    functions pg_catalog.name[] := ARRAY['snowflake_decode_fields', 'snowflake_advance_past', 'snowflake_registry_free', 'snowflake_registry_acquire', 'snowflake_registry_renew', 'snowflake_registry_release']::pg_catalog.name[];
-    relations pg_catalog.name[] := ARRAY['snowflake_registry_namespaces', 'snowflake_registry_namespaces_pkey', 'snowflake_registry_leases', 'snowflake_registry_leases_pkey', 'snowflake_registry']::pg_catalog.name[];
+    functions pg_catalog.name[] := ARRAY[
+        'snowflake_decode_fields', 'snowflake_advance_past', 'snowflake_registry_free',
+        'snowflake_registry_acquire', 'snowflake_registry_renew', 'snowflake_registry_release'
+    ]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY[
+        'snowflake_registry_namespaces', 'snowflake_registry_namespaces_pkey', 'snowflake_registry_leases',
+        'snowflake_registry_leases_pkey', 'snowflake_registry'
+    ]::pg_catalog.name[];
     ext pg_catalog.oid;
     ns pg_catalog.oid;
     clash record;

@@ -19,8 +19,13 @@
 -- ============================================================================
 DO $guard$
 DECLARE
-    functions pg_catalog.name[] := ARRAY['snowflake_nextval_at', 'snowflake_convert', 'snowflake_registry_check_holder', 'snowflake_registry_history_of', 'snowflake_registry_record_history', 'snowflake_cluster_check']::pg_catalog.name[];
-    relations pg_catalog.name[] := ARRAY['snowflake_registry_history', 'snowflake_registry_history_pkey']::pg_catalog.name[];
+    functions pg_catalog.name[] := ARRAY[
+        'snowflake_nextval_at', 'snowflake_convert', 'snowflake_registry_check_holder',
+        'snowflake_registry_history_of', 'snowflake_registry_record_history', 'snowflake_cluster_check'
+    ]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY[
+        'snowflake_registry_history', 'snowflake_registry_history_pkey'
+    ]::pg_catalog.name[];
     ext pg_catalog.oid;
     ns pg_catalog.oid;
     clash record;

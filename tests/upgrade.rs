@@ -260,3 +260,51 @@ fn update_from_0_4_0_rebinds_every_body_and_matches_a_fresh_install() {
     assert_eq!(version, env!("CARGO_PKG_VERSION"));
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
+
+/// Issue 32: CREATE EXTENSION refuses an object of another role under one
+/// of the names it creates in its schema (an overload of another signature
+/// too, which would otherwise stay to be called in place of the
+/// extension's function by untyped calls), naming it, its owner and the fix.
+/// The names it checks are every name a fresh install creates.
+#[test]
+fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_creates() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 5"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_timestamp(id integer) RETURNS timestamptz LANGUAGE sql RETURN now();
+         RESET ROLE;",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "CREATE EXTENSION snowflake_id");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(e.message.contains("function public.snowflake_timestamp(id integer), owned by role app"), "{e:?}");
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_timestamp(id integer);"), "{e:?}");
+    c.batch_execute("DROP FUNCTION public.snowflake_timestamp(integer); CREATE EXTENSION snowflake_id").unwrap();
+
+    let guard = include_str!("../sql/types.sql");
+    let names: Vec<String> = c
+        .query(
+            "WITH members AS (
+                 SELECT d.classid, d.objid FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+                  WHERE d.refclassid = 'pg_extension'::regclass AND e.extname = 'snowflake_id' AND d.deptype = 'e')
+             SELECT p.proname::text FROM members m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+             UNION SELECT c.relname::text FROM members m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+             UNION SELECT t.typname::text FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+                                            AND t.typelem = 0
+             UNION SELECT i.relname::text FROM members m JOIN pg_index x ON m.classid = 'pg_class'::regclass
+                                                                          AND x.indrelid = m.objid
+                                           JOIN pg_class i ON i.oid = x.indexrelid",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(names.len() > 20, "{names:?}");
+    for name in names {
+        assert!(guard.contains(&format!("'{name}'")), "{name} is missing from the names sql/types.sql checks");
+    }
+}
