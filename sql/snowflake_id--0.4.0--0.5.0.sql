@@ -507,3 +507,49 @@ $check$;
 -- 5. The status view names the function it reads (sql/finalize.sql).
 -- ============================================================================
 CREATE OR REPLACE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+
+-- ============================================================================
+-- 6. Look-alikes already beside the extension's functions. A fresh install
+--    of 0.5.0 refuses to start next to a function of another role under one
+--    of its names (sql/types.sql); a database that has one since before gets
+--    a WARNING naming each, rather than a refused security update: the
+--    bodies above no longer call them, but an untyped call of yours may
+--    (snowflake_timestamp(0) calls a planted snowflake_timestamp(integer)).
+--    Named in pg_catalog throughout: this runs with @extschema@ on the path.
+-- ============================================================================
+DO $lookalikes$
+DECLARE
+    found_ones text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I(%s) owned by %s', n.nspname, p.proname,
+                                                   pg_catalog.pg_get_function_identity_arguments(p.oid),
+                                                   p.proowner::pg_catalog.regrole),
+                                 '; ' ORDER BY p.proname, p.oid)
+      INTO found_ones
+      FROM pg_catalog.pg_proc p
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+      JOIN pg_catalog.pg_extension e ON e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name
+                                    AND e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace
+     WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.objid OPERATOR(pg_catalog.=) p.oid
+                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                          AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+       AND EXISTS (SELECT FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_proc q ON q.oid OPERATOR(pg_catalog.=) d.objid
+                    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                      AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                      AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+                      AND q.proname OPERATOR(pg_catalog.=) p.proname);
+    IF found_ones IS NOT NULL THEN
+        RAISE WARNING 'functions not of the extension snowflake_id share its function names in schema %: %',
+                      '@extschema@', found_ones
+            USING DETAIL = 'An untyped call of such a name (a bare integer literal, say) may run one of them in place '
+                           'of the extension''s function, as the calling role. The extension''s own bodies do not '
+                           'call them.',
+                  HINT = 'Unless they are yours and meant to be there, drop them (DROP FUNCTION ...) as their owner '
+                         'or a superuser, and check what they did.';
+    END IF;
+END
+$lookalikes$;
