@@ -23,14 +23,22 @@ AS $check$
 DECLARE
     -- What each node says: its status as one JSON object (Citus returns
     -- text), the layout as worker_bits/sequence_bits/epoch in UTC, to the
-    -- millisecond (so whatever each node's TimeZone).
+    -- millisecond (so whatever each node's TimeZone). The text runs on each
+    -- node under the search_path the node gives the connecting role (its
+    -- database owner may put public first), as the caller: the cluster
+    -- watch calls this as the bootstrap superuser every 10 s. So every
+    -- function, operator and type in it is named in its schema: nothing an
+    -- ordinary role planted on a node can be called instead. (@extschema@
+    -- arrives quoted as needed: %s, not %I.)
     status_query text := format(
-        $q$SELECT json_build_object(
-                      'worker_id', worker_id,
-                      'layout', worker_bits || '/' || sequence_bits || '/'
-                                || to_char(epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00',
-                      'problem', problem)::text
-             FROM %I.snowflake_id_status$q$, '@extschema@');
+        $q$SELECT CAST(pg_catalog.json_build_object(
+                      'worker_id', s.worker_id,
+                      'layout', s.worker_bits OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) s.sequence_bits
+                                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                                pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
+                                OPERATOR(pg_catalog.||) '+00',
+                      'problem', s.problem) AS pg_catalog.text)
+             FROM %s.snowflake_id_status s$q$, '@extschema@');
     own_status text;
     own_group integer;
 BEGIN

@@ -4,8 +4,15 @@
 -- further tables) to bigint. With rekey_by, every existing key becomes a
 -- past-instant ID at that row's time (snowflake_nextval_at), in every column
 -- of that chain too. Returns the statements it ran, or with dry_run would
--- run. It runs in the caller's transaction, as the caller: all or nothing,
--- and only a table's owner can alter it.
+-- run. It runs in the caller's transaction, as the caller: all or nothing.
+-- It touches only tables the caller owns (or, unless a superuser, whose
+-- owning role it is a member of): ALTER TYPE and UPDATE run a table's CHECK
+-- constraints, index expressions and triggers as the caller, so another
+-- role's table in the chain would run that role's code with the caller's
+-- rights (PostgreSQL's own ON UPDATE CASCADE runs as the table's owner).
+-- Every call of the extension's own functions names @extschema@ and exact
+-- argument types: @extschema@ is often public, where an overload planted
+-- with a closer match (snowflake_timestamp(integer) for a bare 0) would win.
 CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE plpgsql
@@ -28,11 +35,9 @@ DECLARE
     map text;
     fk record;
     fk_adds text[] := '{}';
+    touched oid[];
+    foreign_owned record;
 BEGIN
-    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = tbl), 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl
-            USING ERRCODE = '42501', HINT = 'Only the owner of a table (or a member of its owning role) may convert its key.';
-    END IF;
     SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated, d.oid AS defoid,
            pg_get_expr(d.adbin, d.adrelid) AS def
       INTO att
@@ -41,6 +46,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = '42703';
     END IF;
+
     -- A partition's column follows its partitioned table's: widening or a
     -- default there alone is refused by PostgreSQL or leaves siblings behind.
     IF (SELECT relispartition FROM pg_class WHERE oid = tbl) THEN
@@ -52,6 +58,84 @@ BEGIN
     IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
         RAISE EXCEPTION 'column "%" of % is of type %, not an integer', col, tbl, format_type(att.atttypid, NULL)
             USING ERRCODE = '42804', HINT = 'Snowflake IDs are bigint; only smallint, integer and bigint keys can be converted.';
+    END IF;
+
+    -- The chain: every foreign-key column that references the key, and those
+    -- that reference them. On a partitioned table PostgreSQL keeps a copy of
+    -- each foreign key per partition (conparentid names the parent's) and
+    -- refuses to alter a partition's inherited column alone: the copies are
+    -- skipped, and each column is named on the top of its partition tree,
+    -- whose ALTER TABLE reaches every partition. Only catalogs are read here:
+    -- nothing of any table runs before the owners are checked.
+    WITH RECURSIVE cols(rel, attnum) AS (
+        SELECT tbl::oid, att.attnum
+        UNION
+        SELECT c.conrelid, c.conkey[k.i]
+          FROM cols
+          JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
+          JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i) ON c.confkey[k.i] = cols.attnum
+    ), tops AS (
+        SELECT DISTINCT coalesce(pg_partition_root(cols.rel), cols.rel) AS rel, a.attname
+          FROM cols JOIN pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.attnum
+    )
+    SELECT array_agg(a.attrelid), array_agg(a.attnum) INTO w_rels, w_atts
+      FROM tops JOIN pg_attribute a ON a.attrelid = tops.rel AND a.attname = tops.attname;
+
+    -- The tables the statements below alter, lock or update: this one; the
+    -- chain when it is widened or re-keyed; with rekey_by, every table whose
+    -- foreign key into the chain is dropped and added back; and every
+    -- partition or inheritance child of those, which ALTER TABLE and UPDATE
+    -- reach too. Each must be the caller's: its owner, or a member of its
+    -- owner that is not a superuser (a superuser passes every ownership
+    -- check, so membership says nothing; it must SET ROLE to the owner, and
+    -- the owner's code then runs with the owner's rights only).
+    touched := ARRAY[tbl::oid];
+    IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
+        touched := touched || w_rels;
+    END IF;
+    IF rekey_by IS NOT NULL THEN
+        touched := touched || ARRAY(
+            SELECT c.conrelid FROM pg_constraint c
+             WHERE c.contype = 'f' AND c.conparentid = 0
+               AND EXISTS (SELECT 1 FROM unnest(w_rels) AS w(rel)
+                            WHERE w.rel IN (c.confrelid, coalesce(pg_partition_root(c.confrelid), c.confrelid))));
+    END IF;
+    WITH RECURSIVE rels(rel) AS (
+        SELECT unnest(touched)
+        UNION
+        SELECT i.inhrelid FROM pg_inherits i JOIN rels ON i.inhparent = rels.rel
+    ), me AS (
+        SELECT r.oid, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user
+    )
+    SELECT c.oid::regclass AS rel, c.relowner::regrole AS owner, pg_get_userbyid(c.relowner) AS owner_name,
+           c.oid = tbl::oid AS is_tbl
+      INTO foreign_owned
+      FROM rels JOIN pg_class c ON c.oid = rels.rel CROSS JOIN me
+     WHERE c.relowner <> me.oid AND (me.rolsuper OR NOT pg_has_role(c.relowner, 'USAGE'))
+     ORDER BY c.oid <> tbl::oid, c.oid::regclass::text
+     LIMIT 1;
+    IF FOUND AND foreign_owned.is_tbl THEN
+        RAISE EXCEPTION 'cannot convert %: table % is owned by role %, not by %', tbl, tbl, foreign_owned.owner,
+                        quote_ident(current_user)
+            USING ERRCODE = '42501',
+                  DETAIL = 'snowflake_convert() alters only tables the calling role owns, or whose owning role it is a '
+                           'member of without being a superuser: their CHECK constraints, index expressions and '
+                           'triggers run as the caller.',
+                  HINT = format('Run it as the owner: SET ROLE %I; SELECT snowflake_convert(%L, %L); RESET ROLE;',
+                                foreign_owned.owner_name, tbl::text, col);
+    ELSIF FOUND THEN
+        RAISE EXCEPTION 'cannot convert %: table % is owned by role %, not by %', tbl, foreign_owned.rel,
+                        foreign_owned.owner, quote_ident(current_user)
+            USING ERRCODE = '42501',
+                  DETAIL = format('The conversion would alter %s (in the key''s foreign-key chain, or a partition or '
+                                  'inheritance child of a table there) as %I, running its CHECK constraints, index expressions '
+                                  'and triggers with %I''s rights. snowflake_convert() alters only tables the calling '
+                                  'role owns, or whose owning role it is a member of without being a superuser.',
+                                  foreign_owned.rel, current_user, current_user),
+                  HINT = format('Have one role own every table of the chain and convert as that role (SET ROLE %I '
+                                'if it owns them all; or ALTER TABLE %s OWNER TO ...), or drop that foreign key, '
+                                'convert, and let %I add it back.',
+                                foreign_owned.owner_name, foreign_owned.rel, foreign_owned.owner_name);
     END IF;
 
     -- Already converted: nothing to do, and say so.
@@ -117,7 +201,7 @@ BEGIN
         END IF;
         -- Times no past-instant ID can have, counted, before anything runs.
         EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
-                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0))', tbl, rekey_by, rekey_by)
+                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0::bigint))', tbl, rekey_by, rekey_by)
            INTO nulls;
         IF nulls > 0 THEN
             RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
@@ -149,27 +233,8 @@ BEGIN
                                 'SELECT snowflake_advance_past(max(%I)) FROM %s;', col, tbl);
     END IF;
 
-    -- 3. Widen to bigint, with every foreign-key column that references the
-    -- key, and those that reference them. On a partitioned table PostgreSQL
-    -- keeps a copy of each foreign key per partition (conparentid names the
-    -- parent's) and refuses to alter a partition's inherited column alone:
-    -- the copies are skipped, and each column is widened on the top of its
-    -- partition tree, whose ALTER TABLE reaches every partition.
+    -- 3. Widen to bigint, with the chain (above).
     IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
-        WITH RECURSIVE cols(rel, attnum) AS (
-            SELECT tbl::oid, att.attnum
-            UNION
-            SELECT c.conrelid, c.conkey[k.i]
-              FROM cols
-              JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
-              JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i) ON c.confkey[k.i] = cols.attnum
-        ), tops AS (
-            SELECT DISTINCT coalesce(pg_partition_root(cols.rel), cols.rel) AS rel, a.attname
-              FROM cols JOIN pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.attnum
-        )
-        SELECT array_agg(a.attrelid), array_agg(a.attnum) INTO w_rels, w_atts
-          FROM tops JOIN pg_attribute a ON a.attrelid = tops.rel AND a.attname = tops.attname;
-
         SELECT string_agg(DISTINCT format('%s (on %s.%I)', r.ev_class::regclass, d.refobjid::regclass, a.attname), ', ')
           INTO blockers
           FROM pg_depend d

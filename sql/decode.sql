@@ -1,3 +1,11 @@
+-- These bodies are parsed once, at CREATE (SQL-standard bodies), with the
+-- search_path of the install or update script: @extschema@ first, often
+-- public, where another role may have planted look-alikes. So they name
+-- @extschema@ and call only with exact argument types, which nothing planted
+-- can beat. They pin no search_path: a SET clause would stop the inlining
+-- the planner hook and the decoding benchmarks rely on (docs/benchmarks.md,
+-- section 2), and a body parsed at CREATE does not need one.
+--
 -- snowflake_decode is plain SQL over the C accessors so that the planner
 -- inlines it. It is not STRICT (that would stop the inlining), yet NULL in
 -- gives NULL out, as 0.1.0's STRICT function did (not a row of NULLs, which
@@ -9,7 +17,8 @@
 CREATE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL THEN NULL
-                ELSE ROW(snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id))::snowflake_parts
+                ELSE ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+                         @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
     'the instant, worker id and sequence of a snowflake ID, with this server''s layout';
@@ -18,9 +27,9 @@ CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, worker_bits integ
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL OR epoch IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL THEN NULL
-                ELSE ROW(snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-                         snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-                         snowflake_sequence(id, epoch, worker_bits, sequence_bits))::snowflake_parts
+                ELSE ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+                         @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+                         @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
     'the instant, worker id and sequence of a snowflake ID made with the given epoch and bit split';
@@ -31,13 +40,14 @@ COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
 -- not these.
 CREATE FUNCTION snowflake_decode_fields(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ROW(snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id))::snowflake_parts;
+    RETURN ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+               @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts;
 CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ROW(snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               snowflake_sequence(id, epoch, worker_bits, sequence_bits))::snowflake_parts;
+    RETURN ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
 
 -- The set-returning twins of snowflake_decode, one row each. PostgreSQL
 -- inlines an SQL function in FROM only if it returns a set; the extension's
@@ -47,13 +57,14 @@ CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bit
 CREATE FUNCTION snowflake_decode_rows(id bigint) RETURNS SETOF snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT snowflake_timestamp(id), snowflake_worker_id(id), snowflake_sequence(id);
+        SELECT @extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+               @extschema@.snowflake_sequence(id);
     END;
 CREATE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS SETOF snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               snowflake_sequence(id, epoch, worker_bits, sequence_bits);
+        SELECT @extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
     END;

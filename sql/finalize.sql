@@ -1,5 +1,5 @@
 -- The generator's state as a view, for monitoring: SELECT * FROM snowflake_id_status;
-CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_status();
+CREATE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
 -- Readable by every role, like PostgreSQL's own statistics views (the

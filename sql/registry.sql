@@ -81,10 +81,17 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_leases', '');
 
 -- Whether a lease may be granted to another node: released, or not renewed
 -- for its horizon plus the namespace's margin by the registry's clock.
+-- Its body is parsed at CREATE with @extschema@ (often public) on the path,
+-- where an overload planted with a closer match than the built-in
+-- (bigint / numeric, make_interval(numeric)) would be bound in for good:
+-- every built-in not called with exact types is named in pg_catalog.
 CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
     RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN l.released_at IS NOT NULL OR l.renewed_at + make_interval(secs => l.horizon_ms / 1000.0) + stale_margin < at;
+    SET search_path = pg_catalog, pg_temp
+    RETURN l.released_at IS NOT NULL
+           OR l.renewed_at + pg_catalog.make_interval(secs => l.horizon_ms OPERATOR(pg_catalog./) 1000.0)
+              + stale_margin < at;
 
 -- Takes a worker id for a node: `wanted`, or with NULL the lowest free one.
 -- A worker id is free when never granted, released, or stale; it may also be
@@ -440,17 +447,19 @@ COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, big
     'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
 
 -- What a DBA reads: each worker id ever granted, its holder and its range.
+-- Parsed at CREATE like the function above, and run by whoever reads it
+-- (a superuser, often): qualified the same way.
 CREATE VIEW snowflake_registry AS
 SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
-       to_timestamp((n.epoch_ms + l.floor_tick) / 1000.0) AS floor,
-       to_timestamp((n.epoch_ms + l.ceiling_tick) / 1000.0) AS ceiling,
+       pg_catalog.to_timestamp((n.epoch_ms + l.floor_tick) OPERATOR(pg_catalog./) 1000.0) AS floor,
+       pg_catalog.to_timestamp((n.epoch_ms + l.ceiling_tick) OPERATOR(pg_catalog./) 1000.0) AS ceiling,
        l.granted_at, l.renewed_at, l.released_at,
        CASE WHEN l.released_at IS NOT NULL THEN 'free'
-            WHEN snowflake_registry_free(l, n.stale_margin, clock_timestamp()) THEN 'stale'
+            WHEN @extschema@.snowflake_registry_free(l, n.stale_margin, pg_catalog.clock_timestamp()) THEN 'stale'
             ELSE 'live'
        END AS state
-  FROM snowflake_registry_leases l
-  JOIN snowflake_registry_namespaces n USING (namespace);
+  FROM @extschema@.snowflake_registry_leases l
+  JOIN @extschema@.snowflake_registry_namespaces n USING (namespace);
 COMMENT ON VIEW snowflake_registry IS
     'snowflake_id registry: each worker id granted, its holder, its ID time range and whether it is live, stale or free';
 

@@ -354,3 +354,128 @@ fn a_partitioned_tables_key_converts_with_all_its_partitions() {
     }
     ids(&mut c, "INSERT INTO gauges (at) VALUES ('2025-02-01') RETURNING id");
 }
+
+/// Issue 32, finding 4: the conversion alters and updates every table of the
+/// key's foreign-key chain as the caller, so a CHECK (or trigger) of another
+/// role's table would run that role's code with the caller's rights. A
+/// table of another role is refused with 42501, naming it and its owner,
+/// before anything runs (dry runs too); a superuser is not a member of
+/// every role for this, and converts another role's tables as that role.
+#[test]
+fn a_table_of_another_role_in_the_chain_is_refused_before_anything_runs() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 7"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE ROLE app LOGIN;
+         CREATE TABLE customers (id serial PRIMARY KEY, name text, created_at timestamptz NOT NULL DEFAULT now() - interval '1 day');
+         GRANT REFERENCES, SELECT ON customers TO app;
+         INSERT INTO customers (name) SELECT 'c' || g FROM generate_series(1, 20) g;
+         CREATE SCHEMA app AUTHORIZATION app;
+         SET ROLE app;
+         CREATE TABLE app.calls (who text, what text);
+         GRANT INSERT ON app.calls TO PUBLIC;
+         -- What app would like a superuser to run: records who ran it.
+         CREATE FUNCTION app.audit(v bigint) RETURNS boolean LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO app.calls VALUES (current_user, 'audit'); RETURN true; END$f$;
+         CREATE TABLE app.orders (id serial PRIMARY KEY, customer_id int REFERENCES public.customers
+                                  CHECK (app.audit(customer_id)));
+         INSERT INTO app.orders (customer_id) SELECT id FROM public.customers;
+         RESET ROLE;
+         TRUNCATE app.calls;",
+    )
+    .unwrap();
+    for call in [
+        "SELECT snowflake_convert('customers', 'id')",
+        "SELECT snowflake_convert('customers', 'id', dry_run => true)",
+        "SELECT snowflake_convert('customers', 'id', rekey_by => 'created_at')",
+        "SELECT snowflake_convert('customers', 'id', dry_run => true, rekey_by => 'created_at')",
+    ] {
+        let e = sql_error(&mut c, call);
+        assert_eq!(e.code, "42501", "{call}: {e:?}");
+        assert!(e.message.contains("app.orders") && e.message.contains("owned by role app"), "{call}: {e:?}");
+        assert!(e.hint.contains("SET ROLE app"), "{call}: {e:?}");
+    }
+    assert_eq!(column(&mut c, "customers", "id"), ("integer".into(), "nextval('customers_id_seq'::regclass)".into()));
+    assert_eq!(column(&mut c, "app.orders", "customer_id").0, "integer");
+    assert_eq!(text(&mut c, "SELECT count(*)::text FROM app.calls"), "0", "app's CHECK ran as the caller");
+
+    // The converted table itself, when it is another role's: a superuser
+    // converts it as that role, whose CHECK then runs as that role.
+    let e = sql_error(&mut c, "SELECT snowflake_convert('app.orders', 'id')");
+    assert_eq!(e.code, "42501", "{e:?}");
+    assert!(e.message.contains("app.orders") && e.message.contains("owned by role app"), "{e:?}");
+    assert!(e.hint.contains("SET ROLE app; SELECT snowflake_convert('app.orders', 'id');"), "{e:?}");
+    c.batch_execute("SET ROLE app; SELECT snowflake_convert('app.orders', 'id'); RESET ROLE;").unwrap();
+    assert_eq!(column(&mut c, "app.orders", "id"), ("bigint".into(), "snowflake_nextval()".into()));
+    assert_eq!(text(&mut c, "SELECT count(*)::text FROM app.calls WHERE who <> 'app'"), "0");
+
+    // A member of the owning role that is not a superuser has the owner's
+    // rights anyway: the chain converts when it owns or is a member of the
+    // owner of every table.
+    c.batch_execute(
+        "CREATE ROLE dba LOGIN;
+         GRANT app TO dba;
+         ALTER TABLE customers OWNER TO dba;
+         TRUNCATE app.calls;",
+    )
+    .unwrap();
+    let mut cfg = cluster.config();
+    cfg.user("dba");
+    let mut dba = cfg.connect(postgres::NoTls).unwrap();
+    let ran: Vec<String> =
+        dba.query("SELECT snowflake_convert('customers', 'id')", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert!(ran.contains(&"ALTER TABLE app.orders ALTER COLUMN customer_id TYPE bigint".to_string()), "{ran:?}");
+    assert_eq!(column(&mut c, "app.orders", "customer_id").0, "bigint");
+    assert_eq!(text(&mut c, "SELECT string_agg(DISTINCT who, ',') FROM app.calls"), "dba");
+}
+
+/// Issue 32, finding 3: the extension's schema is public by default, where
+/// a role with CREATE may plant an overload of the extension's own
+/// functions with a closer match than the extension's (an integer for a
+/// bare `0`). The conversion runs as its caller, a superuser often: nothing
+/// planted may be called, with or without a dry run or a re-key.
+#[test]
+fn a_look_alike_planted_in_public_is_never_called() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 8"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE TABLE public.calls (who text, what text);
+         GRANT INSERT ON public.calls TO PUBLIC;
+         CREATE FUNCTION public.snowflake_timestamp(id integer) RETURNS timestamptz LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO public.calls VALUES (current_user, 'snowflake_timestamp(integer)');
+                      RETURN '2000-01-01'; END$f$;
+         CREATE FUNCTION public.snowflake_timestamp(id numeric) RETURNS timestamptz LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO public.calls VALUES (current_user, 'snowflake_timestamp(numeric)');
+                      RETURN '2000-01-01'; END$f$;
+         CREATE FUNCTION public.snowflake_nextval_at(ts timestamp) RETURNS bigint LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO public.calls VALUES (current_user, 'snowflake_nextval_at(timestamp)');
+                      RETURN 1; END$f$;
+         RESET ROLE;
+         CREATE TABLE orders (id serial PRIMARY KEY, created_at timestamptz NOT NULL);
+         CREATE TABLE lines (order_id int REFERENCES orders, n int);
+         INSERT INTO orders (created_at) SELECT now() - g * interval '1 minute' FROM generate_series(1, 50) g;
+         INSERT INTO lines SELECT id, 1 FROM orders;",
+    )
+    .unwrap();
+    c.query("SELECT snowflake_convert('orders', 'id', dry_run => true, rekey_by => 'created_at')", &[]).unwrap();
+    c.query("SELECT snowflake_convert('orders', 'id', rekey_by => 'created_at')", &[]).unwrap();
+    assert_eq!(
+        text(&mut c, "SELECT coalesce(string_agg(who || ': ' || what, ', '), '') FROM calls"),
+        "",
+        "a function planted in public ran inside snowflake_convert"
+    );
+    assert_eq!(text(&mut c, "SELECT count(*)::text FROM orders o JOIN lines l ON l.order_id = o.id"), "50");
+    assert_eq!(
+        text(
+            &mut c,
+            "SELECT bool_and(snowflake_timestamp(id) BETWEEN date_trunc('milliseconds', created_at)
+                                                         AND date_trunc('milliseconds', created_at) + interval '3 ms')::text
+               FROM orders"
+        ),
+        "true"
+    );
+    assert_eq!(text(&mut c, "SELECT rolsuper::text FROM pg_roles WHERE rolname = 'app'"), "false");
+}

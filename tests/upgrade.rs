@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ids, Cluster};
+use common::{ids, sql_error, Cluster};
 
 /// Every object of the extension, described with its definition, ACL and
 /// comment, in a stable order.
@@ -154,4 +154,166 @@ fn assert_same_as_a_fresh_install(cluster: &Cluster, old: &mut postgres::Client)
         assert_eq!(u, f, "upgraded and fresh objects differ");
     }
     assert_eq!(upgraded.len(), installed.len(), "upgraded: {upgraded:#?}\nfresh: {installed:#?}");
+}
+
+/// Issue 32, finding 6: an object another role created in the extension's
+/// schema under a name an update is about to create stops the update with
+/// an error naming it, its owner and the fix, not a bare "already exists"
+/// (or, for an overload, no error and a look-alike left to be called in
+/// place of the extension's function). Once it is gone, the update runs.
+#[test]
+fn an_object_planted_where_an_update_creates_one_is_named_with_its_owner_and_the_fix() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.3.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_nextval_at(ts timestamptz) RETURNS bigint LANGUAGE sql RETURN 1;
+         CREATE TABLE public.snowflake_registry_history (x int);
+         RESET ROLE;",
+    )
+    .unwrap();
+    let version = |c: &mut postgres::Client| -> String {
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0)
+    };
+    let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(
+        e.message.contains("function public.snowflake_nextval_at(ts timestamp with time zone), owned by role app"),
+        "{e:?}"
+    );
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_nextval_at(ts timestamp with time zone);"), "{e:?}");
+    assert_eq!(version(&mut c), "0.3.0");
+    c.batch_execute("DROP FUNCTION public.snowflake_nextval_at(timestamptz)").unwrap();
+
+    let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(e.message.contains("table public.snowflake_registry_history, owned by role app"), "{e:?}");
+    assert!(e.hint.contains("DROP TABLE public.snowflake_registry_history;"), "{e:?}");
+    assert_eq!(version(&mut c), "0.3.0");
+    c.batch_execute("DROP TABLE public.snowflake_registry_history").unwrap();
+
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    assert_eq!(version(&mut c), env!("CARGO_PKG_VERSION"));
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
+/// 0.4.0 to 0.5.0 (issue 32): the update replaces every body 0.5.0 fixed.
+/// Bodies parsed at CREATE (the registry view, its staleness test) bound
+/// whatever look-alike the schema offered when they were made, and 0.4.0's
+/// snowflake_convert called a planted snowflake_timestamp(integer) as its
+/// caller: both seen here on 0.4.0, and gone after the update, which ends
+/// with exactly a fresh install's objects.
+#[test]
+fn update_from_0_4_0_rebinds_every_body_and_matches_a_fresh_install() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 4"]);
+    let mut c = cluster.connect();
+    // Look-alikes of built-ins the 0.4.0 scripts call with inexact types,
+    // there before the extension is created.
+    c.batch_execute(
+        "CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE TABLE public.calls (who text, what text);
+         GRANT INSERT ON public.calls TO PUBLIC;
+         CREATE FUNCTION public.to_timestamp(x numeric) RETURNS timestamptz LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO public.calls VALUES (current_user, 'to_timestamp(numeric)');
+                      RETURN pg_catalog.to_timestamp(x::float8); END$f$;
+         RESET ROLE;
+         CREATE EXTENSION snowflake_id VERSION '0.4.0';
+         INSERT INTO snowflake_registry_namespaces (namespace, worker_bits, sequence_bits, epoch_ms)
+              VALUES ('fleet', 10, 12, 1735689600000);
+         INSERT INTO snowflake_registry_leases (namespace, worker_id, lease_epoch, holder_token, system_identifier,
+                                                timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
+                                                granted_at, renewed_at)
+              VALUES ('fleet', 1, 1, 42, '1', 1, 'a', 0, 1000, 30000, now(), now());
+         CREATE TABLE orders (id serial PRIMARY KEY, created_at timestamptz NOT NULL);
+         INSERT INTO orders (created_at) SELECT now() - g * interval '1 hour' FROM generate_series(1, 10) g;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_timestamp(id integer) RETURNS timestamptz LANGUAGE plpgsql AS
+             $f$BEGIN INSERT INTO public.calls VALUES (current_user, 'snowflake_timestamp(integer)');
+                      RETURN '2000-01-01'; END$f$;
+         RESET ROLE;",
+    )
+    .unwrap();
+    let calls = |c: &mut postgres::Client| -> String {
+        c.query_one("SELECT coalesce(string_agg(DISTINCT who || ': ' || what, ', ' ORDER BY who || ': ' || what), '') FROM calls", &[])
+            .unwrap()
+            .get(0)
+    };
+    let exercise = |c: &mut postgres::Client| {
+        c.query("SELECT * FROM snowflake_registry", &[]).unwrap();
+        c.query("SELECT snowflake_convert('orders', 'id', dry_run => true, rekey_by => 'created_at')", &[]).unwrap();
+    };
+    exercise(&mut c);
+    assert_eq!(calls(&mut c), "postgres: snowflake_timestamp(integer), postgres: to_timestamp(numeric)", "0.4.0");
+    let (mut updater, notices) = cluster.connect_collecting_notices();
+    updater.batch_execute("TRUNCATE calls; ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    // The look-alike still there is named, for untyped calls of users.
+    assert!(
+        notices.lock().iter().any(|n| n.starts_with("WARNING")
+            && n.contains("public.snowflake_timestamp(id integer) owned by app")
+            && !n.contains("to_timestamp")),
+        "{:?}",
+        notices.lock()
+    );
+    exercise(&mut c);
+    assert_eq!(calls(&mut c), "", "a planted function ran after the update");
+    // Nothing of the extension depends on them any more (0.4.0's view did).
+    c.batch_execute("DROP FUNCTION public.to_timestamp(numeric); DROP FUNCTION public.snowflake_timestamp(integer);")
+        .unwrap();
+    let version: String =
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
+/// Issue 32: CREATE EXTENSION refuses an object of another role under one
+/// of the names it creates in its schema (an overload of another signature
+/// too, which would otherwise stay to be called in place of the
+/// extension's function by untyped calls), naming it, its owner and the fix.
+/// The names it checks are every name a fresh install creates.
+#[test]
+fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_creates() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 5"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_timestamp(id integer) RETURNS timestamptz LANGUAGE sql RETURN now();
+         RESET ROLE;",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "CREATE EXTENSION snowflake_id");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(e.message.contains("function public.snowflake_timestamp(id integer), owned by role app"), "{e:?}");
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_timestamp(id integer);"), "{e:?}");
+    c.batch_execute("DROP FUNCTION public.snowflake_timestamp(integer); CREATE EXTENSION snowflake_id").unwrap();
+
+    let guard = include_str!("../sql/types.sql");
+    let names: Vec<String> = c
+        .query(
+            "WITH members AS (
+                 SELECT d.classid, d.objid FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+                  WHERE d.refclassid = 'pg_extension'::regclass AND e.extname = 'snowflake_id' AND d.deptype = 'e')
+             SELECT p.proname::text FROM members m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+             UNION SELECT c.relname::text FROM members m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+             UNION SELECT t.typname::text FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+                                            AND t.typelem = 0
+             UNION SELECT i.relname::text FROM members m JOIN pg_index x ON m.classid = 'pg_class'::regclass
+                                                                          AND x.indrelid = m.objid
+                                           JOIN pg_class i ON i.oid = x.indexrelid",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(names.len() > 20, "{names:?}");
+    for name in names {
+        assert!(guard.contains(&format!("'{name}'")), "{name} is missing from the names sql/types.sql checks");
+    }
 }

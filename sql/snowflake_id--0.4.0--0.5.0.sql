@@ -1,0 +1,555 @@
+-- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (issue 32: no role
+-- gains through the extension, invariant 11).
+-- Install the 0.5.0 library first (it serves 0.4.0's definitions as they
+-- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
+-- grants and views are untouched: every statement below replaces the body of
+-- an object the extension has, with the text of a fresh install of 0.5.0
+-- (tests/upgrade.rs compares the catalogs). No object is new, so nothing
+-- another role created can be in the way of this update.
+\echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
+
+-- ============================================================================
+-- 1. snowflake_convert calls the extension's functions with exact types (a
+--    planted public.snowflake_timestamp(integer) won the bare 0 of 0.4.0, as
+--    the caller), and converts only tables the caller owns: a table of
+--    another role in the foreign-key chain is refused with 42501 naming it
+--    and its owner, before anything runs, dry runs too (sql/convert.sql).
+-- ============================================================================
+CREATE OR REPLACE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
+    RETURNS SETOF text
+    LANGUAGE plpgsql
+    -- Statements name every object schema-qualified, whatever the caller's search_path.
+    SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+    att record;
+    seq regclass;
+    widen record;
+    w_rels oid[];
+    w_atts int2[];
+    stmts text[] := '{}';
+    blockers text;
+    max_value bigint;
+    next_id bigint;
+    stmt text;
+    time_type regtype;
+    nulls bigint;
+    map text;
+    fk record;
+    fk_adds text[] := '{}';
+    touched oid[];
+    foreign_owned record;
+BEGIN
+    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated, d.oid AS defoid,
+           pg_get_expr(d.adbin, d.adrelid) AS def
+      INTO att
+      FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = '42703';
+    END IF;
+
+    -- A partition's column follows its partitioned table's: widening or a
+    -- default there alone is refused by PostgreSQL or leaves siblings behind.
+    IF (SELECT relispartition FROM pg_class WHERE oid = tbl) THEN
+        RAISE EXCEPTION '% is a partition of %', tbl, pg_partition_root(tbl)
+            USING ERRCODE = '42809',
+                  HINT = format('Convert the partitioned table: SELECT snowflake_convert(%L, %L);',
+                                pg_partition_root(tbl)::regclass::text, col);
+    END IF;
+    IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of % is of type %, not an integer', col, tbl, format_type(att.atttypid, NULL)
+            USING ERRCODE = '42804', HINT = 'Snowflake IDs are bigint; only smallint, integer and bigint keys can be converted.';
+    END IF;
+
+    -- The chain: every foreign-key column that references the key, and those
+    -- that reference them. On a partitioned table PostgreSQL keeps a copy of
+    -- each foreign key per partition (conparentid names the parent's) and
+    -- refuses to alter a partition's inherited column alone: the copies are
+    -- skipped, and each column is named on the top of its partition tree,
+    -- whose ALTER TABLE reaches every partition. Only catalogs are read here:
+    -- nothing of any table runs before the owners are checked.
+    WITH RECURSIVE cols(rel, attnum) AS (
+        SELECT tbl::oid, att.attnum
+        UNION
+        SELECT c.conrelid, c.conkey[k.i]
+          FROM cols
+          JOIN pg_constraint c ON c.contype = 'f' AND c.confrelid = cols.rel AND c.conparentid = 0
+          JOIN LATERAL generate_subscripts(c.confkey, 1) AS k(i) ON c.confkey[k.i] = cols.attnum
+    ), tops AS (
+        SELECT DISTINCT coalesce(pg_partition_root(cols.rel), cols.rel) AS rel, a.attname
+          FROM cols JOIN pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.attnum
+    )
+    SELECT array_agg(a.attrelid), array_agg(a.attnum) INTO w_rels, w_atts
+      FROM tops JOIN pg_attribute a ON a.attrelid = tops.rel AND a.attname = tops.attname;
+
+    -- The tables the statements below alter, lock or update: this one; the
+    -- chain when it is widened or re-keyed; with rekey_by, every table whose
+    -- foreign key into the chain is dropped and added back; and every
+    -- partition or inheritance child of those, which ALTER TABLE and UPDATE
+    -- reach too. Each must be the caller's: its owner, or a member of its
+    -- owner that is not a superuser (a superuser passes every ownership
+    -- check, so membership says nothing; it must SET ROLE to the owner, and
+    -- the owner's code then runs with the owner's rights only).
+    touched := ARRAY[tbl::oid];
+    IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
+        touched := touched || w_rels;
+    END IF;
+    IF rekey_by IS NOT NULL THEN
+        touched := touched || ARRAY(
+            SELECT c.conrelid FROM pg_constraint c
+             WHERE c.contype = 'f' AND c.conparentid = 0
+               AND EXISTS (SELECT 1 FROM unnest(w_rels) AS w(rel)
+                            WHERE w.rel IN (c.confrelid, coalesce(pg_partition_root(c.confrelid), c.confrelid))));
+    END IF;
+    WITH RECURSIVE rels(rel) AS (
+        SELECT unnest(touched)
+        UNION
+        SELECT i.inhrelid FROM pg_inherits i JOIN rels ON i.inhparent = rels.rel
+    ), me AS (
+        SELECT r.oid, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user
+    )
+    SELECT c.oid::regclass AS rel, c.relowner::regrole AS owner, pg_get_userbyid(c.relowner) AS owner_name,
+           c.oid = tbl::oid AS is_tbl
+      INTO foreign_owned
+      FROM rels JOIN pg_class c ON c.oid = rels.rel CROSS JOIN me
+     WHERE c.relowner <> me.oid AND (me.rolsuper OR NOT pg_has_role(c.relowner, 'USAGE'))
+     ORDER BY c.oid <> tbl::oid, c.oid::regclass::text
+     LIMIT 1;
+    IF FOUND AND foreign_owned.is_tbl THEN
+        RAISE EXCEPTION 'cannot convert %: table % is owned by role %, not by %', tbl, tbl, foreign_owned.owner,
+                        quote_ident(current_user)
+            USING ERRCODE = '42501',
+                  DETAIL = 'snowflake_convert() alters only tables the calling role owns, or whose owning role it is a '
+                           'member of without being a superuser: their CHECK constraints, index expressions and '
+                           'triggers run as the caller.',
+                  HINT = format('Run it as the owner: SET ROLE %I; SELECT snowflake_convert(%L, %L); RESET ROLE;',
+                                foreign_owned.owner_name, tbl::text, col);
+    ELSIF FOUND THEN
+        RAISE EXCEPTION 'cannot convert %: table % is owned by role %, not by %', tbl, foreign_owned.rel,
+                        foreign_owned.owner, quote_ident(current_user)
+            USING ERRCODE = '42501',
+                  DETAIL = format('The conversion would alter %s (in the key''s foreign-key chain, or a partition or '
+                                  'inheritance child of a table there) as %I, running its CHECK constraints, index expressions '
+                                  'and triggers with %I''s rights. snowflake_convert() alters only tables the calling '
+                                  'role owns, or whose owning role it is a member of without being a superuser.',
+                                  foreign_owned.rel, current_user, current_user),
+                  HINT = format('Have one role own every table of the chain and convert as that role (SET ROLE %I '
+                                'if it owns them all; or ALTER TABLE %s OWNER TO ...), or drop that foreign key, '
+                                'convert, and let %I add it back.',
+                                foreign_owned.owner_name, foreign_owned.rel, foreign_owned.owner_name);
+    END IF;
+
+    -- Already converted: nothing to do, and say so.
+    IF att.def ~ '(^|\.)snowflake_nextval\(\)$' THEN
+        RAISE NOTICE 'column "%" of % already defaults to snowflake_nextval(); nothing to do', col, tbl;
+        RETURN;
+    END IF;
+
+    -- 1. Stop the sequence from feeding the column.
+    IF att.attidentity IN ('a', 'd') THEN
+        -- Dropping the identity drops its internal sequence with it.
+        stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSIF att.def ~ '^nextval\(' THEN
+        SELECT refobjid::regclass INTO seq
+          FROM pg_depend
+         WHERE classid = 'pg_attrdef'::regclass AND objid = att.defoid
+           AND refclassid = 'pg_class'::regclass AND deptype = 'n';
+        stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        -- A serial's own sequence (owned by this column, used by no other
+        -- default) goes with it; a shared sequence stays for its other users.
+        -- The partitions' copies of this default are not other users: DROP
+        -- DEFAULT on a partitioned table drops them too.
+        IF EXISTS (SELECT 1 FROM pg_depend
+                    WHERE classid = 'pg_class'::regclass AND objid = seq AND refobjid = tbl
+                      AND refobjsubid = att.attnum AND deptype = 'a')
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+                            WHERE d.classid = 'pg_attrdef'::regclass AND d.objid <> att.defoid
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid = seq
+                              AND ad.adrelid NOT IN (SELECT relid FROM pg_partition_tree(tbl))) THEN
+            stmts := stmts || format('DROP SEQUENCE %s', seq);
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'column "%" of % is not fed by a sequence (default: %)', col, tbl, coalesce(att.def, 'none')
+            USING ERRCODE = '55000',
+                  HINT = 'snowflake_convert() converts serial, identity and DEFAULT nextval(...) columns; for others run '
+                         'ALTER TABLE ... ALTER COLUMN ... SET DEFAULT snowflake_nextval().';
+    END IF;
+
+    -- The time column of a re-key: a timestamp, on every row.
+    IF rekey_by IS NOT NULL THEN
+        SELECT a.atttypid INTO time_type FROM pg_attribute a
+         WHERE a.attrelid = tbl AND a.attname = rekey_by AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', rekey_by, tbl USING ERRCODE = '42703';
+        END IF;
+        IF time_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+            RAISE EXCEPTION 'column "%" of % is of type %, not a timestamp', rekey_by, tbl, time_type
+                USING ERRCODE = '42804',
+                      HINT = 'rekey_by names the column that holds when each row happened: timestamptz, or timestamp '
+                             '(read in the session''s TimeZone).';
+        END IF;
+        -- No row may come or change while its key is re-keyed (rows
+        -- committed between the map and the UPDATE would keep old keys).
+        IF NOT dry_run THEN
+            EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+        END IF;
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NULL', tbl, rekey_by) INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have no time in column "%"', nulls, tbl, rekey_by
+                USING ERRCODE = '23502',
+                      HINT = format('Give them one first, for example: UPDATE %s SET %I = <when they happened> '
+                                    'WHERE %I IS NULL;', tbl, rekey_by, rekey_by);
+        END IF;
+        -- Times no past-instant ID can have, counted, before anything runs.
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
+                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0::bigint))', tbl, rekey_by, rekey_by)
+           INTO nulls;
+        IF nulls > 0 THEN
+            RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
+                            nulls, tbl, rekey_by
+                USING ERRCODE = '22023',
+                      HINT = 'An ID can tell a time from the layout''s epoch up to the present; fix those times, or '
+                             'give those rows live IDs after the conversion.';
+        END IF;
+    END IF;
+
+    -- 2. New IDs must be above every existing value (re-keyed values are
+    -- replaced, and past-instant IDs never meet live ones).
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+    IF rekey_by IS NOT NULL THEN
+        max_value := NULL;
+    END IF;
+    next_id := @extschema@.snowflake_from_timestamp(clock_timestamp());
+    BEGIN
+        next_id := greatest(next_id, (SELECT last_id + 1 FROM @extschema@.snowflake_id_status()));
+    EXCEPTION WHEN OTHERS THEN
+        NULL;  -- no generator here (not preloaded): the clock's bound stands
+    END;
+    IF max_value >= next_id THEN
+        RAISE EXCEPTION 'existing value % in %.% is not below the IDs snowflake_nextval() issues now (from %)',
+                        max_value, tbl, quote_ident(col), next_id
+            USING ERRCODE = '22023',
+                  HINT = format('New IDs must be above old ones. If these values are snowflake IDs of this worker id, '
+                                'move the generator past them first (as a superuser): '
+                                'SELECT snowflake_advance_past(max(%I)) FROM %s;', col, tbl);
+    END IF;
+
+    -- 3. Widen to bigint, with the chain (above).
+    IF att.atttypid <> 'bigint'::regtype OR rekey_by IS NOT NULL THEN
+        SELECT string_agg(DISTINCT format('%s (on %s.%I)', r.ev_class::regclass, d.refobjid::regclass, a.attname), ', ')
+          INTO blockers
+          FROM pg_depend d
+          JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+          JOIN unnest(w_rels, w_atts) AS w(rel, attnum) ON d.refclassid = 'pg_class'::regclass
+                                             AND d.refobjid = w.rel AND d.refobjsubid = w.attnum
+          JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+         WHERE r.ev_class <> d.refobjid;
+        -- A dry run shows the plan with what blocks it, as a comment line
+        -- first; a real run stops there.
+        IF blockers IS NOT NULL AND dry_run THEN
+            RETURN NEXT format('-- blocked: cannot widen %s to bigint: used by view or rule %s; drop those views '
+                               '(pg_get_viewdef() shows their definitions), convert, then recreate them', tbl, blockers);
+        ELSIF blockers IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot widen % to bigint: used by view or rule %', tbl, blockers
+                USING ERRCODE = '0A000',
+                      HINT = 'Drop those views (pg_get_viewdef() shows their definitions), convert, then recreate them.';
+        END IF;
+
+        FOR widen IN
+            SELECT w.rel::regclass AS rel, a.attname
+              FROM unnest(w_rels, w_atts) AS w(rel, attnum)
+              JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+             WHERE a.atttypid IN ('smallint'::regtype, 'integer'::regtype)
+             ORDER BY w.rel <> tbl, w.rel::regclass::text, a.attname
+        LOOP
+            stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', widen.rel, widen.attname);
+        END LOOP;
+    END IF;
+
+    -- 3b. Re-key: a map from each old key to a past-instant ID at its row's
+    -- time, made in (time, old key) order so that ties in one millisecond
+    -- keep the old order; every column of the chain rewritten through it,
+    -- with the chain's foreign keys dropped meanwhile and added back after
+    -- (validated then, in one pass each).
+    IF rekey_by IS NOT NULL THEN
+        map := format('pg_temp.snowflake_rekey_%s', tbl::oid);
+        FOR fk IN
+            SELECT c.conrelid::regclass AS rel, c.conname, pg_get_constraintdef(c.oid) AS def
+              FROM pg_constraint c
+             WHERE c.contype = 'f' AND c.conparentid = 0
+               AND EXISTS (SELECT 1 FROM unnest(w_rels) AS w(rel)
+                            WHERE w.rel IN (c.confrelid, coalesce(pg_partition_root(c.confrelid), c.confrelid)))
+             ORDER BY c.conrelid::regclass::text, c.conname
+        LOOP
+            stmts := stmts || format('ALTER TABLE %s DROP CONSTRAINT %I', fk.rel, fk.conname);
+            fk_adds := fk_adds || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.rel, fk.conname, fk.def);
+        END LOOP;
+        -- Every table of the chain, before the map is made.
+        FOR widen IN
+            SELECT DISTINCT w.rel::regclass AS rel FROM unnest(w_rels) AS w(rel) ORDER BY 1
+        LOOP
+            stmts := stmts || format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', widen.rel);
+        END LOOP;
+        -- A map left by an earlier re-key of this table in this session (a
+        -- plain DROP ... IF EXISTS says NOTICE when there is no temp schema).
+        IF to_regclass(map) IS NOT NULL THEN
+            stmts := stmts || format('DROP TABLE %s', map);
+        END IF;
+        stmts := stmts || format(
+            'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
+            'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',
+            map, '@extschema@', col, rekey_by, tbl, rekey_by, col);
+        stmts := stmts || format('ALTER TABLE %s ADD PRIMARY KEY (old)', map);
+        stmts := stmts || format('ANALYZE %s', map);
+        FOR widen IN
+            SELECT w.rel::regclass AS rel, a.attname
+              FROM unnest(w_rels, w_atts) AS w(rel, attnum)
+              JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.attnum
+             ORDER BY w.rel <> tbl, w.rel::regclass::text, a.attname
+        LOOP
+            stmts := stmts || format('UPDATE %s AS t SET %I = m.new FROM %s AS m WHERE t.%I = m.old',
+                                     widen.rel, widen.attname, map, widen.attname);
+        END LOOP;
+        stmts := stmts || fk_adds;
+    END IF;
+
+    -- 4. The new default.
+    stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_nextval()',
+                             tbl, col, '@extschema@');
+
+    FOREACH stmt IN ARRAY stmts LOOP
+        IF NOT dry_run THEN
+            EXECUTE stmt;
+        END IF;
+        RETURN NEXT stmt;
+    END LOOP;
+END
+$convert$;
+
+-- ============================================================================
+-- 2. The decoders name @extschema@ for everything they call. Their bodies
+--    are bound when created: replacing them binds them again to the
+--    extension's accessors, whatever a schema on the update's path holds
+--    (sql/decode.sql). They stay inlinable: no SET clause.
+-- ============================================================================
+CREATE OR REPLACE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN id IS NULL THEN NULL
+                ELSE ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+                         @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts
+           END;
+
+CREATE OR REPLACE FUNCTION snowflake_decode(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS snowflake_parts
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN id IS NULL OR epoch IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL THEN NULL
+                ELSE ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+                         @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+                         @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
+           END;
+
+CREATE OR REPLACE FUNCTION snowflake_decode_fields(id bigint) RETURNS snowflake_parts
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+               @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts;
+
+CREATE OR REPLACE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS snowflake_parts
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
+
+CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint) RETURNS SETOF snowflake_parts
+    LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
+    BEGIN ATOMIC
+        SELECT @extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
+               @extschema@.snowflake_sequence(id);
+    END;
+
+CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS SETOF snowflake_parts
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE ROWS 1
+    BEGIN ATOMIC
+        SELECT @extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
+    END;
+
+-- ============================================================================
+-- 3. The registry's staleness test and its view name pg_catalog for every
+--    built-in not called with exact types (bigint / numeric, to_timestamp,
+--    make_interval): bound at CREATE, they would keep whatever overload a
+--    schema on the install's path offered (sql/registry.sql).
+-- ============================================================================
+CREATE OR REPLACE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
+    RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN l.released_at IS NOT NULL
+           OR l.renewed_at + pg_catalog.make_interval(secs => l.horizon_ms OPERATOR(pg_catalog./) 1000.0)
+              + stale_margin < at;
+
+CREATE OR REPLACE VIEW snowflake_registry AS
+SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
+       pg_catalog.to_timestamp((n.epoch_ms + l.floor_tick) OPERATOR(pg_catalog./) 1000.0) AS floor,
+       pg_catalog.to_timestamp((n.epoch_ms + l.ceiling_tick) OPERATOR(pg_catalog./) 1000.0) AS ceiling,
+       l.granted_at, l.renewed_at, l.released_at,
+       CASE WHEN l.released_at IS NOT NULL THEN 'free'
+            WHEN @extschema@.snowflake_registry_free(l, n.stale_margin, pg_catalog.clock_timestamp()) THEN 'stale'
+            ELSE 'live'
+       END AS state
+  FROM @extschema@.snowflake_registry_leases l
+  JOIN @extschema@.snowflake_registry_namespaces n USING (namespace);
+
+-- ============================================================================
+-- 4. The query snowflake_cluster_check sends to every Citus node (run there
+--    as the caller: the cluster watch's bootstrap superuser) names
+--    pg_catalog for every function, operator and type (sql/cluster.sql).
+-- ============================================================================
+CREATE OR REPLACE FUNCTION snowflake_cluster_check()
+    RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $check$
+DECLARE
+    -- What each node says: its status as one JSON object (Citus returns
+    -- text), the layout as worker_bits/sequence_bits/epoch in UTC, to the
+    -- millisecond (so whatever each node's TimeZone). The text runs on each
+    -- node under the search_path the node gives the connecting role (its
+    -- database owner may put public first), as the caller: the cluster
+    -- watch calls this as the bootstrap superuser every 10 s. So every
+    -- function, operator and type in it is named in its schema: nothing an
+    -- ordinary role planted on a node can be called instead. (@extschema@
+    -- arrives quoted as needed: %s, not %I.)
+    status_query text := format(
+        $q$SELECT CAST(pg_catalog.json_build_object(
+                      'worker_id', s.worker_id,
+                      'layout', s.worker_bits OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) s.sequence_bits
+                                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                                pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
+                                OPERATOR(pg_catalog.||) '+00',
+                      'problem', s.problem) AS pg_catalog.text)
+             FROM %s.snowflake_id_status s$q$, '@extschema@');
+    own_status text;
+    own_group integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'snowflake_cluster_check() needs Citus: extension "citus" is not created in database "%"',
+                        current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run it on the Citus coordinator, in the database Citus runs in. On a server without '
+                         'Citus, snowflake_id_status shows its worker id and problem; with a registry, '
+                         'snowflake_registry shows every node''s lease.';
+    END IF;
+    EXECUTE status_query INTO own_status;
+    EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
+    RETURN QUERY EXECUTE $q$
+    WITH nodes AS (
+        -- Every primary in pg_dist_node, inactive ones and other
+        -- nodeclusters included: run_command_on_all_nodes skips a node
+        -- disabled with citus_disable_node, which keeps its metadata and
+        -- goes on evaluating the DEFAULT of whatever is sent to it.
+        -- (Secondaries are standbys: they issue nothing, and share their
+        -- primary's worker id.)
+        SELECT n.nodename, n.nodeport, n.groupid, n.isactive
+          FROM pg_catalog.pg_dist_node n
+         WHERE n.noderole = 'primary'),
+    answers AS (
+        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, n.isactive, r.success, r.result
+          FROM pg_catalog.master_run_on_worker(
+                   ARRAY(SELECT d.nodename FROM nodes d ORDER BY d.nodename, d.nodeport),
+                   ARRAY(SELECT d.nodeport FROM nodes d ORDER BY d.nodename, d.nodeport),
+                   ARRAY(SELECT $1 FROM nodes d ORDER BY d.nodename, d.nodeport), true) r
+          JOIN nodes n ON n.nodename = r.node_name AND n.nodeport = r.node_port
+        -- The node running the check, when Citus has no row for it (a
+        -- coordinator never given citus_set_coordinator_host): it evaluates
+        -- DEFAULTs too.
+        UNION ALL
+        SELECT 'this node (group ' || $3 || ', not in pg_dist_node)', $3, true, true, $2
+         WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = $3)),
+    parsed AS (
+        SELECT a.node, a.isactive, a.success, a.result, s,
+               (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
+          FROM answers a
+          -- A CASE, so that a failure's text is never cast: the planner may
+          -- evaluate a subquery's output before its WHERE.
+          CROSS JOIN LATERAL (SELECT CASE WHEN a.success THEN a.result::json END AS s) j),
+    shared AS (
+        SELECT p.worker_id, string_agg(p.node, ', ' ORDER BY p.node) AS nodes
+          FROM parsed p WHERE p.worker_id IS NOT NULL GROUP BY p.worker_id HAVING count(*) > 1),
+    own AS (SELECT $2::json ->> 'layout' AS layout),
+    checked AS (
+        SELECT p.node, p.worker_id, p.layout,
+               concat_ws('; ',
+                   -- A disabled node is usually down: named only when it answers.
+                   CASE WHEN NOT p.success AND p.isactive THEN 'no answer: ' || p.result END,
+                   CASE WHEN p.success AND p.worker_id IS NULL THEN 'no worker id' END,
+                   CASE WHEN sh.nodes IS NOT NULL THEN 'worker id ' || p.worker_id || ' shared by ' || sh.nodes END,
+                   CASE WHEN p.success AND p.layout IS DISTINCT FROM own.layout
+                        THEN 'layout ' || coalesce(p.layout, 'unknown') || ', not '
+                             || CASE WHEN $3 = 0 THEN 'the coordinator''s ' ELSE 'this node''s ' END
+                             || coalesce(own.layout, 'unknown') END,
+                   p.s ->> 'problem') AS problem
+          FROM parsed p
+          LEFT JOIN shared sh ON sh.worker_id = p.worker_id
+          CROSS JOIN own)
+    SELECT c.node, c.worker_id, c.layout, c.problem
+      FROM checked c
+     WHERE c.problem <> ''
+     ORDER BY c.node
+    $q$ USING status_query, own_status, own_group;
+END
+$check$;
+
+-- ============================================================================
+-- 5. The status view names the function it reads (sql/finalize.sql).
+-- ============================================================================
+CREATE OR REPLACE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+
+-- ============================================================================
+-- 6. Look-alikes already beside the extension's functions. A fresh install
+--    of 0.5.0 refuses to start next to a function of another role under one
+--    of its names (sql/types.sql); a database that has one since before gets
+--    a WARNING naming each, rather than a refused security update: the
+--    bodies above no longer call them, but an untyped call of yours may
+--    (snowflake_timestamp(0) calls a planted snowflake_timestamp(integer)).
+--    Named in pg_catalog throughout: this runs with @extschema@ on the path.
+-- ============================================================================
+DO $lookalikes$
+DECLARE
+    found_ones text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I(%s) owned by %s', n.nspname, p.proname,
+                                                   pg_catalog.pg_get_function_identity_arguments(p.oid),
+                                                   p.proowner::pg_catalog.regrole),
+                                 '; ' ORDER BY p.proname, p.oid)
+      INTO found_ones
+      FROM pg_catalog.pg_proc p
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+      JOIN pg_catalog.pg_extension e ON e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name
+                                    AND e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace
+     WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.objid OPERATOR(pg_catalog.=) p.oid
+                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                          AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+       AND EXISTS (SELECT FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_proc q ON q.oid OPERATOR(pg_catalog.=) d.objid
+                    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                      AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                      AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+                      AND q.proname OPERATOR(pg_catalog.=) p.proname);
+    IF found_ones IS NOT NULL THEN
+        RAISE WARNING 'functions not of the extension snowflake_id share its function names in schema %: %',
+                      '@extschema@', found_ones
+            USING DETAIL = 'An untyped call of such a name (a bare integer literal, say) may run one of them in place '
+                           'of the extension''s function, as the calling role. The extension''s own bodies do not '
+                           'call them.',
+                  HINT = 'Unless they are yours and meant to be there, drop them (DROP FUNCTION ...) as their owner '
+                         'or a superuser, and check what they did.';
+    END IF;
+END
+$lookalikes$;
