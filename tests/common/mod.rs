@@ -577,6 +577,14 @@ pub fn id_unix_ms(id: i64) -> i64 {
     (id >> 22) + DEFAULT_EPOCH_MS
 }
 
+/// The mark (`lease_until_tick`, a tick of the layout) in the cluster's
+/// state file, read from the file itself; None when there is no file.
+pub fn state_file_mark(cluster: &Cluster) -> Option<i64> {
+    let text = fs::read_to_string(cluster.data().join("snowflake_id.state")).ok()?;
+    let mark = text.lines().find_map(|l| l.strip_prefix("lease_until_tick="));
+    Some(mark.and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no mark in the state file:\n{text}")))
+}
+
 /// The first column of every row of `sql`, as IDs.
 pub fn ids(client: &mut Client, sql: &str) -> Vec<i64> {
     client.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).iter().map(|r| r.get(0)).collect()
