@@ -172,6 +172,11 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]:
         print(m["target"]["name"], m["executable"])
 ' >"$test_bins"
+# Without names, the majors that run every test would run none and pass.
+if [ ! -s "$test_bins" ]; then
+    echo "== FAILED: cargo listed no integration test binaries (target/test-binaries is empty)" >&2
+    exit 1
+fi
 
 # Every test cluster lives under one directory (tempfile honours TMPDIR), so
 # that the end of this run stops and removes whatever a killed test left.
@@ -265,7 +270,34 @@ test_major() {
     for ((i = 0; i < LANES; i++)); do
         [ ! -f "$logs/pg$major.lane$i.log" ] || { echo "---- lane $i:${lanes[i]}" && cat "$logs/pg$major.lane$i.log"; }
     done
+    # A lane that started nothing, or a list that lost names, would pass.
+    local ran
+    read -r ran _ < <(major_counts "$major")
+    if (($# == 0 || ran != $#)); then
+        echo "== FAILED: $ran of the $# test binaries handed to PostgreSQL $major ran"
+        rc=1
+    fi
     return $rc
+}
+
+# What major $1's logs show: "<binaries started> <tests passed> <tests failed>",
+# from run_binaries' "Running" lines and libtest's "test result:" lines.
+major_counts() {
+    local f files=()
+    for f in "$logs/pg$1.alone.log" "$logs"/pg"$1".lane*.log; do [ ! -f "$f" ] || files+=("$f"); done
+    if ((${#files[@]} == 0)); then
+        echo "0 0 0"
+        return
+    fi
+    cat "${files[@]}" | awk '
+        /^     Running tests\// { binaries++ }
+        /^test result: / {
+            for (i = 1; i < NF; i++) {
+                if ($(i + 1) ~ /^passed/) passed += $i
+                if ($(i + 1) ~ /^failed/) failed += $i
+            }
+        }
+        END { print binaries + 0, passed + 0, failed + 0 }'
 }
 
 # Waits until the background build announces major $1; fails when the
@@ -311,6 +343,7 @@ install_and_start() {
     else
         tests="${SUBSET_TESTS[*]}"
     fi
+    [ -n "$tests" ] || { echo "== no integration tests to run on PostgreSQL $major" && return 1; }
     # A process group of its own (job control on for this one fork), so
     # that the end of this run can stop it with everything it started.
     set -m
@@ -358,6 +391,7 @@ for major in 15 $servers_majors; do
     fi
 done
 block "the tests of every major, at once"
+counts=()
 for major in $PG_MAJORS; do
     [ -n "${major_pid[$major]:-}" ] || continue
     rc=0
@@ -367,6 +401,12 @@ for major in $PG_MAJORS; do
     if ((rc != 0)); then
         echo "== FAILED on PostgreSQL $major: tests (log: $logs/pg$major.log)"
         failed+=("$major (tests)")
+    fi
+    read -r binaries passed failed_tests < <(major_counts "$major")
+    counts+=("$(printf 'PostgreSQL %s: %d test binaries ran, %d tests passed, %d failed' "$major" "$binaries" "$passed" "$failed_tests")")
+    if ((rc == 0 && (binaries == 0 || passed == 0))); then
+        echo "== FAILED on PostgreSQL $major: no integration test ran"
+        failed+=("$major (no tests ran)")
     fi
 done
 # All waited for: their process group ids may belong to others by now.
@@ -379,6 +419,7 @@ fi
 
 elapsed="$(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 printf '%s\n' "${timings[@]}"
+((${#counts[@]} == 0)) || printf '%s\n' "${counts[@]}"
 if ((${#failed[@]})); then
     echo "== FAILED after $elapsed on PostgreSQL: ${failed[*]}"
     exit 1
