@@ -277,7 +277,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     // With a drift limit, a burst waits for the wall clock instead.
     cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = '20ms'");
     cluster.sql("SELECT pg_reload_conf()");
-    thread::sleep(Duration::from_millis(300));
+    cluster.wait_for_setting("snowflake_id.max_drift", "20ms");
     let waits_before = status_i64(&cluster, "waits");
     let mut client = cluster.connect();
     // Let the wall clock catch up with the earlier burst first.
@@ -525,7 +525,7 @@ fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
     // logical second.
     cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = 0");
     cluster.sql("SELECT pg_reload_conf()");
-    thread::sleep(Duration::from_millis(300));
+    cluster.wait_for_setting("snowflake_id.max_drift", "0");
     let writes_before = status_i64(&cluster, "mark_writes");
     let started = Instant::now();
     thread::scope(|s| {

@@ -253,6 +253,21 @@ impl Cluster {
         }
     }
 
+    /// Waits until a new connection shows `value` for setting `name`: the
+    /// postmaster has processed a reload, so every backend started from now
+    /// on has it (a fixed sleep only guesses that it has).
+    pub fn wait_for_setting(&self, name: &str, value: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = self.query_text(&format!("SHOW {name}"));
+            if now == value {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{name} is still {now:?} after a reload to {value:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// One text value of a query.
     pub fn query_text(&self, sql: &str) -> String {
         self.connect().query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0)
