@@ -91,6 +91,15 @@ fn wait_for_keeper_write(cluster: &Cluster, above: i64, what: &str) -> i64 {
     }
 }
 
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn barrier_commands_finish_with_the_keeper_idle_and_busy() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
@@ -128,10 +137,13 @@ fn barrier_commands_finish_with_the_keeper_idle_and_busy() {
             }
             n
         });
+        // Stops the drawer on the way out, a failed check too: the scope
+        // waits for it before the panic goes on.
+        let stopping = StopOnDrop(&stop);
         let busy = wait_for_keeper_write(&cluster, idle, "IDs flowing");
         barrier_commands(&cluster, "busy");
         let after = keeper_writes(&cluster);
-        stop.store(true, Ordering::Relaxed);
+        drop(stopping);
         assert!(drawer.join().expect("drawer") > 0);
         assert!(after > busy, "the keeper wrote no mark while the commands ran: it was not busy");
     });
