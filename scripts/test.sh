@@ -10,7 +10,9 @@
 # there and the library installed, and run beside the other majors' (each
 # major's binaries in LANES lanes; logs in target/test-logs/, printed at the
 # end): they mostly wait on leases, timeouts and soaks, so on 2 cores this
-# takes about as long as the slowest major alone. Prints each step's time.
+# takes about as long as the slowest major alone. Prints each step's time,
+# and per major how many test binaries ran and how many tests passed: a major
+# that ran none (or fewer binaries than it was handed) fails.
 #
 #   bash scripts/test.sh                  everything, on 15, 16, 17 and 18
 #   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
