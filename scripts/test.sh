@@ -10,7 +10,9 @@
 # there and the library installed, and run beside the other majors' (each
 # major's binaries in LANES lanes; logs in target/test-logs/, printed at the
 # end): they mostly wait on leases, timeouts and soaks, so on 2 cores this
-# takes about as long as the slowest major alone. Prints each step's time.
+# takes about as long as the slowest major alone. Prints each step's time,
+# and per major how many test binaries ran and how many tests passed: a major
+# that ran none (or fewer binaries than it was handed) fails.
 #
 #   bash scripts/test.sh                  everything, on 15, 16, 17 and 18
 #   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
@@ -172,6 +174,11 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]:
         print(m["target"]["name"], m["executable"])
 ' >"$test_bins"
+# Without names, the majors that run every test would run none and pass.
+if [ ! -s "$test_bins" ]; then
+    echo "== FAILED: cargo listed no integration test binaries (target/test-binaries is empty)" >&2
+    exit 1
+fi
 
 # Every test cluster lives under one directory (tempfile honours TMPDIR), so
 # that the end of this run stops and removes whatever a killed test left.
@@ -265,7 +272,34 @@ test_major() {
     for ((i = 0; i < LANES; i++)); do
         [ ! -f "$logs/pg$major.lane$i.log" ] || { echo "---- lane $i:${lanes[i]}" && cat "$logs/pg$major.lane$i.log"; }
     done
+    # A lane that started nothing, or a list that lost names, would pass.
+    local ran
+    read -r ran _ < <(major_counts "$major")
+    if (($# == 0 || ran != $#)); then
+        echo "== FAILED: $ran of the $# test binaries handed to PostgreSQL $major ran"
+        rc=1
+    fi
     return $rc
+}
+
+# What major $1's logs show: "<binaries started> <tests passed> <tests failed>",
+# from run_binaries' "Running" lines and libtest's "test result:" lines.
+major_counts() {
+    local f files=()
+    for f in "$logs/pg$1.alone.log" "$logs"/pg"$1".lane*.log; do [ ! -f "$f" ] || files+=("$f"); done
+    if ((${#files[@]} == 0)); then
+        echo "0 0 0"
+        return
+    fi
+    cat "${files[@]}" | awk '
+        /^     Running tests\// { binaries++ }
+        /^test result: / {
+            for (i = 1; i < NF; i++) {
+                if ($(i + 1) ~ /^passed/) passed += $i
+                if ($(i + 1) ~ /^failed/) failed += $i
+            }
+        }
+        END { print binaries + 0, passed + 0, failed + 0 }'
 }
 
 # Waits until the background build announces major $1; fails when the
@@ -311,6 +345,7 @@ install_and_start() {
     else
         tests="${SUBSET_TESTS[*]}"
     fi
+    [ -n "$tests" ] || { echo "== no integration tests to run on PostgreSQL $major" && return 1; }
     # A process group of its own (job control on for this one fork), so
     # that the end of this run can stop it with everything it started.
     set -m
@@ -358,6 +393,7 @@ for major in 15 $servers_majors; do
     fi
 done
 block "the tests of every major, at once"
+counts=()
 for major in $PG_MAJORS; do
     [ -n "${major_pid[$major]:-}" ] || continue
     rc=0
@@ -367,6 +403,12 @@ for major in $PG_MAJORS; do
     if ((rc != 0)); then
         echo "== FAILED on PostgreSQL $major: tests (log: $logs/pg$major.log)"
         failed+=("$major (tests)")
+    fi
+    read -r binaries passed failed_tests < <(major_counts "$major")
+    counts+=("$(printf 'PostgreSQL %s: %d test binaries ran, %d tests passed, %d failed' "$major" "$binaries" "$passed" "$failed_tests")")
+    if ((rc == 0 && (binaries == 0 || passed == 0))); then
+        echo "== FAILED on PostgreSQL $major: no integration test ran"
+        failed+=("$major (no tests ran)")
     fi
 done
 # All waited for: their process group ids may belong to others by now.
@@ -379,6 +421,7 @@ fi
 
 elapsed="$(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 printf '%s\n' "${timings[@]}"
+((${#counts[@]} == 0)) || printf '%s\n' "${counts[@]}"
 if ((${#failed[@]})); then
     echo "== FAILED after $elapsed on PostgreSQL: ${failed[*]}"
     exit 1

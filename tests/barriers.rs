@@ -74,17 +74,57 @@ fn keeper_pid(client: &mut Client) -> i32 {
     }
 }
 
+fn keeper_writes(cluster: &Cluster) -> i64 {
+    cluster.query_i64("SELECT mark_writes_by_keeper FROM snowflake_id_status")
+}
+
+/// Waits until the keeper's count of marks written passes `above`.
+fn wait_for_keeper_write(cluster: &Cluster, above: i64, what: &str) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let writes = keeper_writes(cluster);
+        if writes > above {
+            return writes;
+        }
+        assert!(Instant::now() < deadline, "{what}: the keeper wrote no mark past its {above}th");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn barrier_commands_finish_with_the_keeper_idle_and_busy() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
     let mut c = cluster.connect();
     let _ = keeper_pid(&mut c);
     c.query_one("SELECT snowflake_nextval()", &[]).unwrap();
-    // Idle: the keeper sleeps in its main loop.
-    thread::sleep(Duration::from_millis(300));
+    // Idle: the keeper sleeps in its main loop. It renews for ten seconds
+    // after the last ID; idle is when its count of writes stands still for
+    // longer than the half second between its renewals.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut idle = keeper_writes(&cluster);
+    loop {
+        thread::sleep(Duration::from_millis(1500));
+        let now = keeper_writes(&cluster);
+        if now == idle {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the keeper never went idle: {now} writes");
+        idle = now;
+    }
     barrier_commands(&cluster, "idle");
+    assert_eq!(keeper_writes(&cluster), idle, "the keeper wrote during the idle phase");
 
-    // Busy: IDs flow, the keeper renews the mark about twice a second.
+    // Busy: IDs flow, the keeper renews the mark about twice a second, and
+    // goes on renewing while the commands run.
     let stop = AtomicBool::new(false);
     thread::scope(|s| {
         let drawer = s.spawn(|| {
@@ -97,12 +137,16 @@ fn barrier_commands_finish_with_the_keeper_idle_and_busy() {
             }
             n
         });
+        // Stops the drawer on the way out, a failed check too: the scope
+        // waits for it before the panic goes on.
+        let stopping = StopOnDrop(&stop);
+        let busy = wait_for_keeper_write(&cluster, idle, "IDs flowing");
         barrier_commands(&cluster, "busy");
-        stop.store(true, Ordering::Relaxed);
+        let after = keeper_writes(&cluster);
+        drop(stopping);
         assert!(drawer.join().expect("drawer") > 0);
+        assert!(after > busy, "the keeper wrote no mark while the commands ran: it was not busy");
     });
-    let writes = cluster.query_i64("SELECT mark_writes_by_keeper FROM snowflake_id_status");
-    assert!(writes > 0, "the keeper wrote no mark while IDs flowed: it was not busy");
 }
 
 #[test]

@@ -184,10 +184,15 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
     let mut client = cluster.connect();
     let before = draw(&mut client, 1_000);
     let mut last = *before.last().expect("IDs");
-    // IDs must flow at once: a wait for the clock would last an hour.
+    // IDs must flow at once: a wait for the clock would last an hour, and
+    // shorter waits (statement_timeout alone would let them by) are counted.
+    let waits = |client: &mut postgres::Client| -> i64 {
+        client.query_one("SELECT waits FROM snowflake_id_status", &[]).expect("status").get(0)
+    };
     let draw_above = |cluster: &Cluster, what: &str, last: &mut i64| {
         let mut client = cluster.connect();
         client.batch_execute("SET statement_timeout = '10s'").expect("set");
+        let waits_before = waits(&mut client);
         for _ in 0..5 {
             let ids: Vec<i64> = client
                 .query("SELECT snowflake_nextval() FROM generate_series(1, 1000)", &[])
@@ -201,6 +206,7 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
             // Spread over seconds, so that renewals happen meanwhile.
             thread::sleep(Duration::from_millis(400));
         }
+        assert_eq!(waits(&mut client), waits_before, "{what}: IDs waited for the clock");
         mark_ahead(&mut client).expect("mark") - 3600.0
     };
 

@@ -31,7 +31,9 @@ fn concurrent_select_and_default_never_repeat() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
     cluster.sql("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), conn int, n int)");
 
-    let per_conn: Vec<(Vec<i64>, Vec<i64>)> = thread::scope(|s| {
+    // Per connection: its SELECT IDs, its INSERT IDs, and all of them in
+    // the order they were drawn.
+    let per_conn: Vec<(Vec<i64>, Vec<i64>, Vec<i64>)> = thread::scope(|s| {
         let handles: Vec<_> = (0..CONNECTIONS)
             .map(|c| {
                 let cluster = &cluster;
@@ -39,35 +41,39 @@ fn concurrent_select_and_default_never_repeat() {
                     let mut client = cluster.connect();
                     let mut selected = Vec::new();
                     let mut inserted = Vec::new();
+                    let mut in_order = Vec::new();
                     // Alternate the two paths so both really run at the same time.
                     for _ in 0..4 {
-                        selected.extend(draw(&mut client, PER_CONNECTION / 4));
+                        let batch = draw(&mut client, PER_CONNECTION / 4);
+                        in_order.extend(&batch);
+                        selected.extend(batch);
                         let rows = client
                             .query(
                                 "INSERT INTO t (conn, n) SELECT $1, g FROM generate_series(1, $2::int) g RETURNING id",
                                 &[&(c as i32), &((PER_CONNECTION / 4) as i32)],
                             )
                             .expect("insert");
-                        inserted.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+                        let batch: Vec<i64> = rows.iter().map(|r| r.get::<_, i64>(0)).collect();
+                        in_order.extend(&batch);
+                        inserted.extend(batch);
                     }
-                    (selected, inserted)
+                    (selected, inserted, in_order)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("worker thread")).collect()
     });
 
-    for (c, (selected, inserted)) in per_conn.iter().enumerate() {
+    for (c, (selected, inserted, in_order)) in per_conn.iter().enumerate() {
         assert_eq!(selected.len() as i64, PER_CONNECTION);
         assert_eq!(inserted.len() as i64, PER_CONNECTION);
         assert_strictly_increasing(selected, &format!("connection {c} SELECT"));
         assert_strictly_increasing(inserted, &format!("connection {c} INSERT"));
         // Each connection's IDs increase across both paths too.
-        let mut both = selected.clone();
-        both.extend(inserted);
-        check_decoded(&cluster, &both, 5);
+        assert_strictly_increasing(in_order, &format!("connection {c}, SELECT and INSERT in turn"));
+        check_decoded(&cluster, in_order, 5);
     }
-    let all: Vec<Vec<i64>> = per_conn.iter().flat_map(|(a, b)| [a.clone(), b.clone()]).collect();
+    let all: Vec<Vec<i64>> = per_conn.iter().flat_map(|(a, b, _)| [a.clone(), b.clone()]).collect();
     let distinct = assert_no_duplicates(&all);
     assert_eq!(distinct as i64, 2 * PER_CONNECTION * CONNECTIONS as i64);
     assert_eq!(cluster.query_i64("SELECT count(*) FROM t"), PER_CONNECTION * CONNECTIONS as i64);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, draw_until_error, sql_error,
-    Cluster,
+    state_file_mark, Cluster,
 };
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
@@ -24,12 +24,15 @@ fn restart_continues_above_every_earlier_id() {
     cluster.stop();
     clock.set("-1h");
     cluster.start();
+    // What the restart resumes from, read before a new ID writes the file:
+    // the stopped server left a mark at or past its last ID's millisecond.
+    let mark = state_file_mark(&cluster).expect("no state file after a clean stop");
+    assert!(mark >= before.iter().max().unwrap() >> 22, "the state file's mark {mark} is below the last ID");
     let (mut client, notices) = cluster.connect_collecting_notices();
     let after = draw(&mut client, 20_000);
     assert_strictly_increasing(&after, "after restart");
     assert_all_above(&before, &after, "restart");
     assert!(status_i64(&cluster, "mark_writes") >= 1);
-    assert!(cluster.data().join("snowflake_id.state").exists());
     // The clock an hour behind is counted and warned about at start.
     assert_eq!(status_i64(&cluster, "clock_steps_back"), 1);
     assert!(status_i64(&cluster, "largest_step_back_ms") > 3_000_000);
@@ -274,7 +277,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     // With a drift limit, a burst waits for the wall clock instead.
     cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = '20ms'");
     cluster.sql("SELECT pg_reload_conf()");
-    thread::sleep(Duration::from_millis(300));
+    cluster.wait_for_setting("snowflake_id.max_drift", "20ms");
     let waits_before = status_i64(&cluster, "waits");
     let mut client = cluster.connect();
     // Let the wall clock catch up with the earlier burst first.
@@ -522,7 +525,7 @@ fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
     // logical second.
     cluster.sql("ALTER SYSTEM SET snowflake_id.max_drift = 0");
     cluster.sql("SELECT pg_reload_conf()");
-    thread::sleep(Duration::from_millis(300));
+    cluster.wait_for_setting("snowflake_id.max_drift", "0");
     let writes_before = status_i64(&cluster, "mark_writes");
     let started = Instant::now();
     thread::scope(|s| {

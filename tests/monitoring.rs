@@ -370,6 +370,8 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
     assert_eq!(status.get::<_, String>("worker_id"), "15");
     assert!(status.get::<_, i64>("ids_issued") >= 1_000);
     assert_eq!(status.get::<_, i32>("keeper_running"), 1);
+    // Nothing waits: 0, not a sentinel.
+    assert_eq!(status.get::<_, f64>("sync_standby_wait_seconds"), 0.0);
     let problem = run_namespace(&mut client, &namespaces[1]);
     assert_eq!((problem.get::<_, String>("problem"), problem.get::<_, i32>("active")), (String::new(), 0));
 
@@ -419,16 +421,29 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
     assert_eq!((sync.has_mark, sync.with_mark, sync.sync_with_mark), (true, 1, 1), "{sync:?}");
 
     // The synchronous standby stopped, and a new mark written (the caller
-    // waits for the standby until statement_timeout): false.
+    // waits for the standby until statement_timeout): false, and the
+    // exporter counts the wait's seconds while it lasts.
     standby.stop();
-    let mut impatient = primary.connect();
-    impatient.batch_execute("SET statement_timeout = '2s'").unwrap();
-    let e = sql_error(&mut impatient, NEEDS_NEW_MARKS);
+    let cfg = primary.config();
+    let (e, waited) = thread::scope(|s| {
+        let caller = s.spawn(move || {
+            let mut impatient = cfg.connect(postgres::NoTls).expect("connect");
+            impatient.batch_execute("SET statement_timeout = '10s'").unwrap();
+            sql_error(&mut impatient, NEEDS_NEW_MARKS)
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut waited = 0.0;
+        while waited < 1.0 && !caller.is_finished() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(100));
+            waited = run_namespace(&mut client, &namespaces[0]).get::<_, f64>("sync_standby_wait_seconds");
+        }
+        (caller.join().expect("the waiting caller"), waited)
+    });
     assert_eq!(e.code, "57014", "{e:?}");
+    // Seconds, as long as the wait has lasted: at least 1 s before the caller's 10 s ran out.
+    assert!((1.0..10.0).contains(&waited), "sync_standby_wait_seconds was {waited} while IDs waited");
     let gone = standby_has_mark(&mut client);
     assert_eq!((gone.has_mark, gone.standbys), (false, 0), "{gone:?}");
-    let waiting = run_namespace(&mut client, &namespaces[0]);
-    assert!(waiting.get::<_, f64>("sync_standby_wait_seconds") >= 0.0);
 }
 
 /// After a clean restart (no ID drawn yet) `mark_lsn` stands at the latest
@@ -464,24 +479,46 @@ fn a_wal_archiver_is_not_a_standby_that_has_the_mark() {
     let socket = cluster.socket_dir().display().to_string();
     let port = cluster.port.to_string();
     let mut receiver = std::process::Command::new("runuser")
-        .args(["-u", "postgres", "--", "timeout", "30", &common::tool("pg_receivewal")])
+        .args(["-u", "postgres", "--", "timeout", "120", &common::tool("pg_receivewal")])
         .args(["-h", &socket, "-p", &port, "-D", dir.path().to_str().unwrap(), "--synchronous", "--no-loop"])
         .spawn()
         .expect("pg_receivewal");
-    let query = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/monitoring/standby_has_mark.sql"))
-        .expect("the query file");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let query = std::fs::read_to_string(STANDBY_QUERY_FILE).expect("the query file");
+    let query = query.trim().trim_end_matches(';');
+    // The case is reached only when the archiver streams and had flushed WAL
+    // past the newest mark before the query ran (flush positions only grow,
+    // and no new mark came meanwhile): by flush positions alone it has the mark.
+    let mark_lsn = |c: &mut postgres::Client| -> String {
+        c.query_one("SELECT mark_lsn::text FROM snowflake_id_status", &[]).expect("status").get(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
     let mut client = cluster.connect();
-    let mut has_mark = false;
-    while std::time::Instant::now() < deadline {
-        common::draw(&mut client, 1000);
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        has_mark = client.query_one(query.as_str(), &[]).expect("standby_has_mark.sql").get(0);
-        if has_mark {
-            break;
+    let has_mark = loop {
+        if let Some(status) = receiver.try_wait().expect("pg_receivewal") {
+            panic!("pg_receivewal ended ({status}) before the case was reached:\n{}", cluster.log());
         }
-    }
+        assert!(Instant::now() < deadline, "pg_receivewal never streamed past the mark:\n{}", cluster.log());
+        let mark = mark_lsn(&mut client);
+        let flushed: bool = client
+            .query_one(
+                "SELECT count(*) = 1 FROM pg_stat_replication
+                  WHERE application_name = 'pg_receivewal' AND state = 'streaming' AND flush_lsn >= $1::text::pg_lsn",
+                &[&mark],
+            )
+            .expect("pg_stat_replication")
+            .get(0);
+        if !flushed {
+            thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        let has_mark: bool = client.query_one(query, &[]).expect("standby_has_mark.sql").get(0);
+        if mark_lsn(&mut client) == mark {
+            break has_mark;
+        }
+    };
+    let still_running = receiver.try_wait().expect("pg_receivewal").is_none();
     let _ = receiver.kill();
     let _ = receiver.wait();
+    assert!(still_running, "pg_receivewal ended while the query ran");
     assert!(!has_mark, "pg_receivewal counted as a standby that has the mark");
 }

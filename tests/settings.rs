@@ -435,6 +435,22 @@ fn max_drift_fixed_by_a_reload() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     assert_eq!(cluster.query_text("SHOW snowflake_id.max_drift"), "2s");
+
+    // A bad value at reload: refused, and 2s stays in force. work_mem, in
+    // the same reload, shows that the reload reached new connections.
+    let log_before = cluster.log().len();
+    cluster.append_conf(&["snowflake_id.max_drift = '-1s'", "work_mem = '12345kB'"]);
+    cluster.sql("SELECT pg_reload_conf()");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cluster.query_text("SHOW work_mem") != "12345kB" {
+        assert!(std::time::Instant::now() < deadline, "the reload never reached a new connection");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let log = cluster.log();
+    let refusal = "is outside the valid range for parameter \"snowflake_id.max_drift\"";
+    assert!(log[log_before..].contains(refusal), "the refusal was not logged:\n{log}");
+    assert_eq!(cluster.query_text("SHOW snowflake_id.max_drift"), "2s", "a bad max_drift at reload was taken");
+    cluster.connect().query_one("SELECT snowflake_nextval()", &[]).expect("IDs after a bad max_drift at reload");
 }
 
 /// pg_settings shows the range of the bit settings, as for core integers.

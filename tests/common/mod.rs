@@ -253,6 +253,21 @@ impl Cluster {
         }
     }
 
+    /// Waits until a new connection shows `value` for setting `name`: the
+    /// postmaster has processed a reload, so every backend started from now
+    /// on has it (a fixed sleep only guesses that it has).
+    pub fn wait_for_setting(&self, name: &str, value: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = self.query_text(&format!("SHOW {name}"));
+            if now == value {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{name} is still {now:?} after a reload to {value:?}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// One text value of a query.
     pub fn query_text(&self, sql: &str) -> String {
         self.connect().query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0)
@@ -575,6 +590,14 @@ pub const DEFAULT_EPOCH_MS: i64 = 1_735_689_600_000;
 /// layout (10 worker and 12 sequence bits under the time).
 pub fn id_unix_ms(id: i64) -> i64 {
     (id >> 22) + DEFAULT_EPOCH_MS
+}
+
+/// The mark (`lease_until_tick`, a tick of the layout) in the cluster's
+/// state file, read from the file itself; None when there is no file.
+pub fn state_file_mark(cluster: &Cluster) -> Option<i64> {
+    let text = fs::read_to_string(cluster.data().join("snowflake_id.state")).ok()?;
+    let mark = text.lines().find_map(|l| l.strip_prefix("lease_until_tick="));
+    Some(mark.and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no mark in the state file:\n{text}")))
 }
 
 /// The first column of every row of `sql`, as IDs.
