@@ -196,10 +196,14 @@ pub fn text_refusal(e: &TextError, text: Option<&str>) -> Refusal {
         }
         TextError::OutOfRange { form } => (
             Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-            format!("The largest ID, 9223372036854775807, is {} in {}.", match form {
-                Form::Base62 => "AzL8n0Y58m7",
-                Form::Base32 => "7ZZZZZZZZZZZZ",
-            }, form.name()),
+            format!(
+                "The largest ID, 9223372036854775807, is {} in {}.",
+                match form {
+                    Form::Base62 => "AzL8n0Y58m7",
+                    Form::Base32 => "7ZZZZZZZZZZZZ",
+                },
+                form.name()
+            ),
         ),
         TextError::Negative { id } => return core_refusal(&Error::NegativeId { id: *id }),
     };
