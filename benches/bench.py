@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 REPS = 3 if QUICK else 5
-PORT = 54400
+# BENCH_PORT: another port, when a session beside uses the default one.
+PORT = int(os.environ.get("BENCH_PORT", "54400"))
 CEILING_PER_MS = 4096  # 2^12 with the default layout
 
 GENERATORS = {  # name -> SQL expression
@@ -525,6 +526,83 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
     print("\n".join(rows + [""] + insert_rows))
     print("\n".join(section.splitlines()[-3:-1]))
 
+TEXT_BEGIN = "<!-- text forms: begin (benches/text_forms.sh) -->"
+TEXT_END = "<!-- text forms: end -->"
+TEXT_ROWS = 2_000_000
+# name -> (SQL, floor name or None). Each reads one column of `texts` per
+# row, so each conversion is measured above the scan of the column it reads;
+# the built-in decimal text of a bigint is the baseline.
+TEXT_CASES = {
+    "scan of id (floor)": ("SELECT count(id) FROM texts", None),
+    "id::text (built-in)": ("SELECT count(id::text) FROM texts", "scan of id (floor)"),
+    "snowflake_to_base62(id)": ("SELECT count(snowflake_to_base62(id)) FROM texts", "scan of id (floor)"),
+    "snowflake_to_base32(id)": ("SELECT count(snowflake_to_base32(id)) FROM texts", "scan of id (floor)"),
+    "scan of decimal text (floor)": ("SELECT count(b10) FROM texts", None),
+    "b10::bigint (built-in)": ("SELECT count(b10::bigint) FROM texts", "scan of decimal text (floor)"),
+    "scan of base62 text (floor)": ("SELECT count(b62) FROM texts", None),
+    "snowflake_from_base62(b62)": ("SELECT count(snowflake_from_base62(b62)) FROM texts", "scan of base62 text (floor)"),
+    "scan of base32 text (floor)": ("SELECT count(b32) FROM texts", None),
+    "snowflake_from_base32(b32)": ("SELECT count(snowflake_from_base32(b32)) FROM texts", "scan of base32 text (floor)"),
+}
+
+
+def text_forms_main(bin_dir, n=TEXT_ROWS):
+    """The short text forms (issue 34) against the built-in decimal text,
+    each above a scan of the column it reads; writes the section between
+    TEXT_BEGIN and TEXT_END of docs/benchmarks.md."""
+    server = Server(bin_dir)
+    samples = {name: [] for name in TEXT_CASES}
+    try:
+        version = ready(server)
+        server.sql(f"CREATE TABLE texts AS SELECT id, id::text AS b10, snowflake_to_base62(id) AS b62, "
+                   f"snowflake_to_base32(id) AS b32 FROM (SELECT snowflake_nextval() AS id "
+                   f"FROM generate_series(1, {n})) g")
+        server.sql("VACUUM ANALYZE texts")
+        for name, (sql, _) in TEXT_CASES.items():  # warm the cache
+            server.sql(sql)
+        for _ in range(REPS):
+            for name, (sql, _) in TEXT_CASES.items():
+                samples[name].append(server.timed(sql) * 1e6 / n)
+    finally:
+        server.stop()
+    b = {name: median(v) for name, v in samples.items()}
+    rows = []
+    for name, (_, floor) in TEXT_CASES.items():
+        if floor is None:
+            rows.append(f"| {name} | {b[name]:.0f} | – |")
+        else:
+            rows.append(f"| {code(name)} | {b[name]:.0f} | {b[name] - b[floor]:.0f} |")
+    ours = [name for name in TEXT_CASES if name.startswith("snowflake_")]
+    worst = max(b[name] - b[TEXT_CASES[name][1]] for name in ours)
+    section = "\n".join([
+        TEXT_BEGIN,
+        "## 11. Short text forms",
+        "",
+        f"Run on {datetime.date.today().isoformat()} by `{invocation('bash benches/text_forms.sh')}`"
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}), {version}, release build,",
+        f"median of {REPS} repetitions, interleaved. `SELECT count(f(col)) FROM texts` over {n:,} live IDs and their",
+        "texts (decimal, base62, base32), each above a scan of the column it reads; the built-in decimal",
+        "conversions are the baseline.",
+        "",
+        "| conversion | ns per row | ns per ID above the scan |",
+        "|---|---:|---:|",
+        *rows,
+        "",
+        f"Target: a few tens of ns per ID above the scan: the slowest form costs {worst:.0f} ns → "
+        f"{'met' if worst <= 50 else 'MISSED'}.",
+        TEXT_END,
+    ])
+    path = DOCS / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if TEXT_BEGIN in old and TEXT_END in old:
+        new = old[: old.index(TEXT_BEGIN)] + section + old[old.index(TEXT_END) + len(TEXT_END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(new)
+    print("\n".join(rows))
+    print(section.splitlines()[-2])
+
+
 REKEY_BEGIN = "<!-- rekey: begin (benches/rekey.sh) -->"
 REKEY_END = "<!-- rekey: end -->"
 REKEY_SETUP = """
@@ -677,6 +755,8 @@ def quote(s):
 def main():
     if sys.argv[1:2] == ["--past-instants"]:
         return past_instants_main(sys.argv[2])
+    if sys.argv[1:2] == ["--text-forms"]:
+        return text_forms_main(sys.argv[2])
     if sys.argv[1:2] == ["--rekey"]:
         return rekey_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000)
     if sys.argv[1:2] == ["--majors"]:

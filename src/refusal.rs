@@ -3,6 +3,7 @@
 //! can act on. A setting's own problems are worded in `settings/error.rs`.
 
 use pgrx::PgSqlErrorCode as Code;
+use snowflake_id_core::id_text::{Form, TextError};
 use snowflake_id_core::{epoch, Error};
 
 use crate::pg::clock;
@@ -167,4 +168,46 @@ pub fn read_only_refusal(function: &str, when: &str, recovery: bool) -> Refusal 
         Some(detail),
         Some(hint.into()),
     )
+}
+
+/// Text that is not an ID in a short form (22P02, as core's `'x'::bigint`),
+/// a number above bigint (22003), or a negative ID to write (22003, the hint
+/// of a negative ID to decode). The message names the bad character and its
+/// position; the DETAIL quotes the text, cut at 40 characters.
+pub fn text_refusal(e: &TextError, text: Option<&str>) -> Refusal {
+    let message = format!("snowflake_id: {e}");
+    let detail = text.map(|t| {
+        let mut quoted: String = t.chars().take(40).collect();
+        if quoted.len() < t.len() {
+            quoted.push_str("...");
+        }
+        format!("The text was \"{quoted}\".")
+    });
+    let alphabet = |form: Form| match form {
+        Form::Base62 => "Base62 text is 1 to 11 of 0-9, A-Z and a-z (case matters).",
+        Form::Base32 => {
+            "Crockford base32 text is 1 to 13 of 0-9 and A-Z less U, in any case; I and L read as 1, O as 0, \
+             and single hyphens between symbols are ignored."
+        }
+    };
+    let (code, hint) = match e {
+        TextError::BadCharacter { form, .. } | TextError::Empty { form } | TextError::TooLong { form, .. } => {
+            (Code::ERRCODE_INVALID_TEXT_REPRESENTATION, alphabet(*form).to_string())
+        }
+        TextError::OutOfRange { form } => (
+            Code::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            format!(
+                "The largest ID, 9223372036854775807, is {} in {}.",
+                match form {
+                    Form::Base62 => "AzL8n0Y58m7",
+                    Form::Base32 => "7ZZZZZZZZZZZZ",
+                },
+                form.name()
+            ),
+        ),
+        TextError::Negative { id } => return core_refusal(&Error::NegativeId { id: *id }),
+    };
+    let mut refusal = Refusal::new(code, message, None, Some(hint));
+    refusal.detail = detail;
+    refusal
 }

@@ -424,8 +424,8 @@ fn the_swap_keeps_the_privileges_of_the_function_named() {
         assert!(db.message().ends_with("function snowflake_decode"), "{sql}: {}", describe(&e));
     }
     // A plan cached for one role is not run for another: prepared by the
-    // superuser (a volatile argument, so the twins are called, not
-    // inlined), then executed after SET ROLE.
+    // superuser (the twins swapped in and inlined: the plan calls the
+    // accessors alone, which everyone may run), then executed after SET ROLE.
     // (The GRANT commits first: a plan made in its transaction would be
     // invalidated by it.)
     su.batch_execute(
@@ -433,8 +433,8 @@ fn the_swap_keeps_the_privileges_of_the_function_named() {
     )
     .unwrap();
     su.batch_execute(
-        "PREPARE f AS SELECT count((snowflake_decode(id + (random() * 0)::bigint)).ts) FROM t;
-         PREPARE r AS SELECT count(d.ts) FROM t, snowflake_decode(t.id + (random() * 0)::bigint) d;
+        "PREPARE f AS SELECT count((snowflake_decode(id)).ts) FROM t;
+         PREPARE r AS SELECT count(d.ts) FROM t, snowflake_decode(t.id) d;
          EXECUTE f; EXECUTE r;",
     )
     .unwrap();
@@ -459,5 +459,116 @@ fn the_swap_keeps_the_privileges_of_the_function_named() {
     {
         let n: i64 = allowed.query_one(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).get(0);
         assert_eq!(n, 10, "{sql}");
+    }
+}
+
+/// The planner's plan of `sql`, one string.
+fn plan_of(client: &mut postgres::Client, sql: &str) -> String {
+    let rows = client.query(&format!("EXPLAIN (COSTS OFF) {sql}"), &[]).unwrap();
+    rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+}
+
+/// Issue 34, item 4: an expression index, a partial index's predicate and a
+/// range partition key on a field of the IMMUTABLE `snowflake_decode` serve
+/// the queries that name that field, as without the hook: the query's copy
+/// is swapped and folded to the accessor, and so is the planner's copy of
+/// the stored expression. 0.4.0 swapped the query's copy alone: a
+/// sequential scan and every partition scanned. `ON CONFLICT` on such an
+/// index finds it (0.4.0: 42P10, "no unique or exclusion constraint").
+#[test]
+fn indexes_and_partition_keys_on_a_decoded_field_serve_the_queries_naming_it() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 8"]);
+    let mut client = cluster.connect();
+    let ts = "(snowflake_decode(id, '2025-01-01 00:00:00+00', 10, 12)).ts";
+    let seq = "(snowflake_decode(id, '2025-01-01 00:00:00+00', 10, 12)).sequence";
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+             CREATE INDEX t_ts ON t (({ts}));
+             CREATE TABLE u (id bigint, n int);
+             CREATE INDEX u_recent ON u (n) WHERE {ts} >= '2026-01-01 00:00:00+00';
+             CREATE TABLE v (id bigint, n int);
+             CREATE UNIQUE INDEX v_seq_n ON v (({seq}), n);
+             CREATE TABLE p (id bigint NOT NULL, n int) PARTITION BY RANGE (({ts}));
+             CREATE TABLE p2025 PARTITION OF p FOR VALUES FROM ('2025-01-01 00:00:00+00') TO ('2026-01-01 00:00:00+00');
+             CREATE TABLE p2026 PARTITION OF p FOR VALUES FROM ('2026-01-01 00:00:00+00') TO ('2027-01-01 00:00:00+00');
+             CREATE TABLE plater PARTITION OF p FOR VALUES FROM ('2027-01-01 00:00:00+00') TO (MAXVALUE);
+             INSERT INTO t (n) SELECT g FROM generate_series(1, 20000) g;
+             INSERT INTO u SELECT id, n FROM t;
+             INSERT INTO p VALUES (snowflake_from_timestamp('2025-06-01 00:00:00+00'), 1),
+                                  (snowflake_from_timestamp('2026-06-01 00:00:00+00'), 2),
+                                  (snowflake_from_timestamp('2027-06-01 00:00:00+00'), 3);
+             ANALYZE t, u, p;
+             SET enable_seqscan = off;"
+        ))
+        .unwrap();
+    let recent = format!("SELECT count(*) FROM t WHERE {ts} >= now() - interval '1 hour'");
+    let p = plan_of(&mut client, &recent);
+    assert!(p.contains("t_ts"), "the expression index is not used:\n{p}");
+    assert_eq!(cluster.query_i64(&recent), 20_000);
+    let latest = format!("SELECT id FROM t ORDER BY {ts} DESC LIMIT 1");
+    let p = plan_of(&mut client, &latest);
+    assert!(p.contains("Index Scan Backward using t_ts"), "ORDER BY does not use the index:\n{p}");
+    // The FROM form reaches the same index.
+    let from = "SELECT count(*) FROM t, snowflake_decode(t.id, '2025-01-01 00:00:00+00', 10, 12) d
+                 WHERE d.ts >= now() - interval '1 hour'";
+    let p = plan_of(&mut client, from);
+    assert!(p.contains("t_ts"), "the FROM form does not use the index:\n{p}");
+    let partial = format!("SELECT count(*) FROM u WHERE n = 5 AND {ts} >= '2026-01-01 00:00:00+00'");
+    let p = plan_of(&mut client, &partial);
+    assert!(p.contains("u_recent"), "the partial index's predicate is not matched:\n{p}");
+    assert_eq!(cluster.query_i64(&partial), 1);
+    let pruned = format!("SELECT n FROM p WHERE {ts} >= '2026-01-01 00:00:00+00' AND {ts} < '2026-02-01 00:00:00+00'");
+    client.batch_execute("RESET enable_seqscan").unwrap();
+    let p = plan_of(&mut client, &pruned);
+    assert!(p.contains("p2026") && !p.contains("p2025") && !p.contains("plater"), "no partition pruning:\n{p}");
+    let in_2026 = format!("SELECT count(*) FROM p WHERE {ts} >= '2026-01-01 00:00:00+00' AND {ts} < '2027-01-01'");
+    assert_eq!(cluster.query_i64(&in_2026), 1);
+    // Pruning at run time too, with the bound a parameter of a generic plan.
+    client
+        .batch_execute(&format!(
+            "SET plan_cache_mode = force_generic_plan;
+             PREPARE later(timestamptz) AS SELECT n FROM p WHERE {ts} >= $1;"
+        ))
+        .unwrap();
+    let rows = client.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE later('2027-01-01')", &[]);
+    let p = rows.unwrap().iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n");
+    assert!(p.contains("Subplans Removed: 2"), "no run-time pruning:\n{p}");
+    // ON CONFLICT finds the unique index on the field.
+    for _ in 0..2 {
+        client
+            .batch_execute(&format!("INSERT INTO v VALUES (4097, 1) ON CONFLICT (({seq}), n) DO NOTHING"))
+            .unwrap_or_else(|e| panic!("ON CONFLICT: {}", describe(&e)));
+    }
+    assert_eq!(cluster.query_i64("SELECT count(*) FROM v"), 1);
+}
+
+/// An error of the extension's decoding names `snowflake_decode` in its
+/// CONTEXT, as without the hook, never a twin: a call on constants is
+/// folded as written (the swap would gain nothing there), and one that
+/// PostgreSQL cannot inline (a volatile argument) is not swapped either.
+#[test]
+fn decode_errors_name_snowflake_decode_not_a_twin() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 9"]);
+    let mut client = cluster.connect();
+    for (sql, names_decode) in [
+        ("SELECT (snowflake_decode(-7, '2025-01-01 00:00:00+00', 10, 12)).ts", true),
+        ("SELECT * FROM snowflake_decode(-7, '2025-01-01 00:00:00+00', 10, 12) d", true),
+        ("SELECT d.ts FROM snowflake_decode(-7, '2025-01-01 00:00:00+00', 10, 12) d", true),
+        ("SELECT (snowflake_decode(1, '2025-01-01 00:00:00+00', 13, 10)).ts", true),
+        ("SELECT (snowflake_decode(id + (random() * 0)::bigint)).ts FROM (VALUES (-7::bigint)) v(id)", true),
+        ("SELECT d.ts FROM (VALUES (-7::bigint)) v(id), snowflake_decode(v.id + (random() * 0)::bigint) d", true),
+        // Inlined from a row: no SQL function runs, none is named.
+        ("SELECT (snowflake_decode(id)).ts FROM (VALUES (-7::bigint)) v(id)", false),
+        ("SELECT d.ts FROM (VALUES (-7::bigint)) v(id), snowflake_decode(v.id) d", false),
+    ] {
+        let e = client.batch_execute(sql).expect_err(sql);
+        let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+        assert!(db.code().code() == "22003" || db.code().code() == "22023", "{sql}: {}", describe(&e));
+        let context = db.where_().unwrap_or("");
+        assert!(!context.contains("snowflake_decode_"), "{sql}: a twin in the CONTEXT: {context}");
+        if names_decode {
+            assert!(context.contains("SQL function \"snowflake_decode\""), "{sql}: CONTEXT {context:?}");
+        }
     }
 }

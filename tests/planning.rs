@@ -145,7 +145,7 @@ fn a_new_session_takes_no_lock_on_pg_extension() {
     // A query through the hook, then one that decodes in FROM (the swap).
     fresh.batch_execute("SELECT 1").unwrap_or_else(|e| panic!("first query: {}", describe(&e)));
     let n: i64 = fresh
-        .query_one("SELECT count(d.ts) FROM snowflake_decode(12345 << 22) d", &[])
+        .query_one("SELECT count(d.ts) FROM (VALUES (12345::bigint << 22)) v(id), snowflake_decode(v.id) d", &[])
         .unwrap_or_else(|e| panic!("decoding: {}", describe(&e)))
         .get(0);
     assert_eq!(n, 1);

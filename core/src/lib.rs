@@ -9,6 +9,7 @@ pub mod epoch;
 mod error;
 pub mod generator;
 pub mod history;
+pub mod id_text;
 pub mod layout;
 pub mod lease;
 pub mod mark_record;

@@ -4,5 +4,6 @@
 
 pub mod compat;
 pub mod functions;
+pub mod id_text;
 pub mod planner;
 pub mod status;

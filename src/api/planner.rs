@@ -52,6 +52,10 @@ use std::ptr;
 use pgrx::pg_sys::{self, Node, NodeTag};
 
 static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
+static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
+/// Whether the query being planned had a decoder swapped: only then are
+/// the indexes and partition keys of its tables restated ([`relation_info`]).
+static mut SWAPPED_IN_PLANNING: bool = false;
 
 const DECODE: &CStr = c"snowflake_decode";
 const ROWS_TWIN: &CStr = c"snowflake_decode_rows";
@@ -65,7 +69,8 @@ mod raw {
     use std::ffi::{c_char, c_int, c_void};
 
     use pgrx::pg_sys::{
-        AclMode, AclResult, AttrNumber, Datum, List, Node, Oid, ParamListInfo, PlannedStmt, Query, TimestampTz,
+        AclMode, AclResult, AttrNumber, Datum, Expr, HeapTuple, List, Node, Oid, ParamListInfo, PlannedStmt,
+        PlannerInfo, Query, TimestampTz,
     };
 
     pub type Walker = Option<unsafe extern "C-unwind" fn(*mut Node, *mut c_void) -> bool>;
@@ -100,6 +105,17 @@ mod raw {
             func: Option<unsafe extern "C-unwind" fn(Datum, c_int, u32)>,
             arg: Datum,
         );
+        pub fn SearchSysCache1(cache_id: c_int, key1: Datum) -> HeapTuple;
+        pub fn SysCacheGetAttr(cache_id: c_int, tuple: HeapTuple, attnum: AttrNumber, is_null: *mut bool) -> Datum;
+        pub fn ReleaseSysCache(tuple: HeapTuple);
+        pub fn text_to_cstring(t: *const pgrx::pg_sys::text) -> *mut c_char;
+        pub fn stringToNode(s: *const c_char) -> *mut c_void;
+        pub fn eval_const_expressions(root: *mut PlannerInfo, node: *mut Node) -> *mut Node;
+        pub fn canonicalize_qual(qual: *mut Expr, is_check: bool) -> *mut Expr;
+        pub fn make_ands_implicit(clause: *mut Expr) -> *mut List;
+        pub fn fix_opfuncids(node: *mut Node);
+        pub fn ChangeVarNodes(node: *mut Node, old_varno: c_int, new_varno: c_int, sublevels_up: c_int);
+        pub fn contain_volatile_functions(clause: *mut Node) -> bool;
         pub fn GetSysCacheOid(
             cache_id: c_int,
             oidcol: AttrNumber,
@@ -118,6 +134,8 @@ pub fn install() {
     unsafe {
         PREV_PLANNER = pg_sys::planner_hook;
         pg_sys::planner_hook = Some(plan);
+        PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
+        pg_sys::get_relation_info_hook = Some(relation_info);
     }
 }
 
@@ -128,11 +146,16 @@ unsafe extern "C-unwind" fn plan(
     cursor_options: c_int,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    let swapped = swap_decoders(parse);
+    let swapped = swap_decoders(parse.cast());
+    // Planning may plan other queries on the way (SPI in a function folded
+    // as a constant): each sees its own answer, and this one's is back after.
+    let outer = SWAPPED_IN_PLANNING;
+    SWAPPED_IN_PLANNING = swapped;
     let planned = match PREV_PLANNER {
         Some(prev) => prev(parse, query_string, cursor_options, bound_params),
         None => raw::standard_planner(parse, query_string, cursor_options, bound_params),
     };
+    SWAPPED_IN_PLANNING = outer;
     if swapped && !planned.is_null() {
         // The swap was allowed for this user (see `twin_of`): a cached plan
         // must be made again for another, as for row-level security.
@@ -141,37 +164,84 @@ unsafe extern "C-unwind" fn plan(
     planned
 }
 
-/// Visits every node below `parse` (subqueries, CTEs, sublinks, function
-/// arguments), swapping the decoder in each FROM list and under each field
-/// selection. Depth-first from a to-do list ([`Todo`]): PostgreSQL's walkers
-/// only queue a node's direct children, so the C stack stays flat. Returns
-/// whether it swapped anything.
+/// Visits every node below `root` (a query: its subqueries, CTEs, sublinks,
+/// function arguments; or an index's or partition key's stored expression),
+/// swapping the decoder in each FROM list and under each field selection.
+/// Depth-first from a to-do list ([`Todo`]): PostgreSQL's walkers only queue
+/// a node's direct children, so the C stack stays flat. Returns whether it
+/// swapped anything.
+///
+/// The arbiter of `ON CONFLICT` is left as written: the planner matches it
+/// against unique indexes as the relcache holds them, not through
+/// [`relation_info`], so a swapped arbiter would find no index and the
+/// INSERT would fail.
 #[inline(never)] // its to-do list is gone from the stack before the planner recurses
-unsafe fn swap_decoders(parse: *mut pg_sys::Query) -> bool {
+unsafe fn swap_decoders(root: *mut Node) -> bool {
     let mut swapped = false;
-    let mut todo = Todo { near: [ptr::null_mut(); Todo::NEAR], len: 0, spill: ptr::null_mut() };
+    let mut todo = Todo::new();
     let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
-    (*todo_ptr).push(parse.cast());
+    (*todo_ptr).push(root);
     while let Some(node) = (*todo_ptr).pop() {
-        if (*node).type_ == NodeTag::T_Query {
-            let query: *mut pg_sys::Query = node.cast();
-            swapped |= swap_in_from(query);
-            raw::query_tree_walker(query, Some(queue), todo_ptr.cast(), 0);
-            continue;
-        }
-        if (*node).type_ == NodeTag::T_FieldSelect {
-            let arg: *mut Node = (*node.cast::<pg_sys::FieldSelect>()).arg.cast();
-            if !arg.is_null() && (*arg).type_ == NodeTag::T_FuncExpr {
-                let call: *mut pg_sys::FuncExpr = arg.cast();
-                if let Some(twin) = twin_of(call, FIELDS_TWIN, false) {
-                    (*call).funcid = twin;
-                    swapped = true;
+        match (*node).type_ {
+            NodeTag::T_Query => {
+                let query: *mut pg_sys::Query = node.cast();
+                swapped |= swap_in_from(query);
+                raw::query_tree_walker(query, Some(queue), todo_ptr.cast(), 0);
+                continue;
+            }
+            NodeTag::T_OnConflictExpr => {
+                let on_conflict: *mut pg_sys::OnConflictExpr = node.cast();
+                queue((*on_conflict).onConflictSet.cast(), todo_ptr.cast());
+                queue((*on_conflict).onConflictWhere, todo_ptr.cast());
+                continue;
+            }
+            NodeTag::T_FieldSelect => {
+                let arg: *mut Node = (*node.cast::<pg_sys::FieldSelect>()).arg.cast();
+                if !arg.is_null() && (*arg).type_ == NodeTag::T_FuncExpr {
+                    let call: *mut pg_sys::FuncExpr = arg.cast();
+                    if let Some(twin) = twin_of(call, FIELDS_TWIN, false) {
+                        (*call).funcid = twin;
+                        swapped = true;
+                    }
                 }
             }
+            _ => {}
         }
         raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
     }
     swapped
+}
+
+/// Whether a call of `snowflake_decode` gains from its twin: only when its
+/// arguments read a row (a column, of this query or an outer one) and the
+/// planner will inline the twin (no volatile function, no subquery in them:
+/// PostgreSQL inlines neither form then, and both cost the same).
+///
+/// A call on constants gains nothing, since the planner folds it before the
+/// first row either way. Leaving it as written keeps what a user sees the
+/// same: an error the folding raises (a negative ID, a bad layout) then
+/// names `snowflake_decode` in its CONTEXT ("SQL function ... during
+/// inlining"), as without the hook, not the twin. A twin that runs without
+/// being inlined would be named too, hence the second condition.
+unsafe fn worth_swapping(call: *mut pg_sys::FuncExpr) -> bool {
+    let args: *mut Node = (*call).args.cast();
+    if args.is_null() {
+        return false;
+    }
+    let mut reads_a_row = false;
+    let mut todo = Todo::new();
+    let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
+    (*todo_ptr).push(args);
+    while let Some(node) = (*todo_ptr).pop() {
+        match (*node).type_ {
+            NodeTag::T_Var => reads_a_row = true,
+            NodeTag::T_SubLink | NodeTag::T_Query => return false,
+            _ => {
+                raw::expression_tree_walker(node, Some(queue_all), todo_ptr.cast());
+            }
+        }
+    }
+    reads_a_row && !raw::contain_volatile_functions(args)
 }
 
 /// The nodes still to visit: up to [`Todo::NEAR`] on the C stack (a typical
@@ -186,6 +256,10 @@ struct Todo {
 
 impl Todo {
     const NEAR: usize = 64;
+
+    fn new() -> Todo {
+        Todo { near: [ptr::null_mut(); Todo::NEAR], len: 0, spill: ptr::null_mut() }
+    }
 
     unsafe fn push(&mut self, node: *mut Node) {
         match self.near.get_mut(self.len) {
@@ -244,6 +318,14 @@ unsafe extern "C-unwind" fn queue(node: *mut Node, context: *mut c_void) -> bool
     false
 }
 
+/// Like [`queue`], leaves included: for walks that look for columns.
+unsafe extern "C-unwind" fn queue_all(node: *mut Node, context: *mut c_void) -> bool {
+    if !node.is_null() {
+        (*context.cast::<Todo>()).push(node);
+    }
+    false
+}
+
 /// In one query's FROM list, replaces each lone call of `snowflake_decode`
 /// (without `WITH ORDINALITY`) by its set-returning twin; returns whether
 /// it did.
@@ -293,7 +375,7 @@ unsafe fn cells<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
 unsafe fn twin_of(call: *mut pg_sys::FuncExpr, twin: &CStr, retset: bool) -> Option<pg_sys::Oid> {
     let funcid = (*call).funcid;
     let name = raw::get_func_name(funcid);
-    if name.is_null() || CStr::from_ptr(name) != DECODE {
+    if name.is_null() || CStr::from_ptr(name) != DECODE || !worth_swapping(call) {
         return None;
     }
     let twin = remembered_twin(funcid, twin, retset)?;
@@ -386,4 +468,167 @@ unsafe fn may_execute(funcid: pg_sys::Oid) -> bool {
     #[cfg(not(feature = "pg15"))]
     let result = raw::object_aclcheck(pg_sys::ProcedureRelationId, funcid, raw::GetUserId(), mode);
     result == pg_sys::AclResult::ACLCHECK_OK
+}
+
+// Indexes and partition keys. The planner matches a query's expressions
+// against an index's or a partition key's stored expression as the relcache
+// holds it: inlined and folded, `(CASE WHEN id IS NULL ... ELSE ROW(...)
+// END).ts` for a field of `snowflake_decode`, which it cannot reduce. The
+// query's copy, swapped, is reduced to the accessor, `snowflake_timestamp(id,
+// ...)`, and the two would no longer be equal: no index scan, no partition
+// pruning. So when a query had a decoder swapped, the planner's copy of each
+// of its tables' index expressions, index predicates and partition key
+// expressions that select a field is read again from the catalog and put
+// through the same swap and the same folding as the relcache's: the two
+// sides meet at the accessor. The index holds the same values either way (a
+// field of `snowflake_decode` is the field of its twin, NULL for NULL), and
+// what the executor computes for new rows is untouched.
+
+/// PostgreSQL's `get_relation_info_hook`, called for each table of a query
+/// as the planner opens it. Written as the planner hook is (see the module's doc).
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Oid,
+    inhparent: bool,
+    rel: *mut pg_sys::RelOptInfo,
+) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, relation, inhparent, rel);
+    }
+    if !SWAPPED_IN_PLANNING || rel.is_null() {
+        return;
+    }
+    let varno = (*rel).relid as c_int;
+    for index in cells::<pg_sys::IndexOptInfo>((*rel).indexlist) {
+        restate_index(index, varno);
+    }
+    if !(*rel).part_scheme.is_null() && !(*rel).partexprs.is_null() {
+        restate_partition_key(rel, relation, varno);
+    }
+}
+
+/// The index's expressions and predicate with the swap applied, as
+/// `RelationGetIndexExpressions` and `RelationGetIndexPredicate` make them.
+/// An index the catalog does not know (a hypothetical one that another
+/// extension's hook added) is left alone.
+unsafe fn restate_index(index: *mut pg_sys::IndexOptInfo, varno: c_int) {
+    let cache = pg_sys::SysCacheIdentifier::INDEXRELID as c_int;
+    if selects_a_field((*index).indexprs.cast()) {
+        if let Some(exprs) = stored_and_swapped(cache, (*index).indexoid, pg_sys::Anum_pg_index_indexprs) {
+            let exprs = raw::eval_const_expressions(ptr::null_mut(), exprs);
+            raw::fix_opfuncids(exprs);
+            if varno != 1 {
+                raw::ChangeVarNodes(exprs, 1, varno, 0);
+            }
+            (*index).indexprs = exprs.cast();
+            // The target list the planner built holds the same expressions,
+            // one per expression column, in order (build_index_tlist).
+            let mut next = cells::<pg_sys::Expr>(exprs.cast());
+            let ncolumns = usize::try_from((*index).ncolumns).unwrap_or(0);
+            for (i, entry) in cells::<pg_sys::TargetEntry>((*index).indextlist).enumerate().take(ncolumns) {
+                if *(*index).indexkeys.add(i) == 0 {
+                    if let Some(expr) = next.next() {
+                        (*entry).expr = expr;
+                    }
+                }
+            }
+        }
+    }
+    if selects_a_field((*index).indpred.cast()) {
+        if let Some(pred) = stored_and_swapped(cache, (*index).indexoid, pg_sys::Anum_pg_index_indpred) {
+            let pred = raw::eval_const_expressions(ptr::null_mut(), pred);
+            let pred = raw::make_ands_implicit(raw::canonicalize_qual(pred.cast(), false));
+            raw::fix_opfuncids(pred.cast());
+            if varno != 1 {
+                raw::ChangeVarNodes(pred.cast(), 1, varno, 0);
+            }
+            (*index).indpred = pred;
+        }
+    }
+}
+
+/// The partition key's expressions with the swap applied, as
+/// `RelationBuildPartitionKey` makes them, one list per key column as
+/// `set_baserel_partition_key_exprs` lays them out.
+unsafe fn restate_partition_key(rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Oid, varno: c_int) {
+    const PARTATTRS: u32 = 5; // Anum_pg_partitioned_table_partattrs
+    const PARTEXPRS: u32 = 8; // Anum_pg_partitioned_table_partexprs
+    let natts = usize::try_from((*(*rel).part_scheme).partnatts).unwrap_or(0).min(pg_sys::PARTITION_MAX_KEYS as usize);
+    if !(0..natts).any(|i| selects_a_field((*(*rel).partexprs.add(i)).cast())) {
+        return;
+    }
+    let cache = pg_sys::SysCacheIdentifier::PARTRELID as c_int;
+    // Which key columns are expressions: partattrs 0. Copied out before the
+    // tuple is released.
+    let mut attrs = [1i16; pg_sys::PARTITION_MAX_KEYS as usize];
+    let tuple = raw::SearchSysCache1(cache, pg_sys::Datum::from(relation));
+    if tuple.is_null() {
+        return;
+    }
+    let mut is_null = false;
+    let datum = raw::SysCacheGetAttr(cache, tuple, PARTATTRS as pg_sys::AttrNumber, &mut is_null);
+    if !is_null {
+        // int2vector is stored plain (never a short header), as GETSTRUCT reads it.
+        let vector = datum.cast_mut_ptr::<pg_sys::int2vector>();
+        let n = usize::try_from((*vector).dim1).unwrap_or(0).min(natts);
+        let values = (*vector).values.as_ptr();
+        for (i, slot) in attrs.iter_mut().enumerate().take(n) {
+            *slot = *values.add(i);
+        }
+    }
+    raw::ReleaseSysCache(tuple);
+    if is_null {
+        return;
+    }
+    let Some(exprs) = stored_and_swapped(cache, relation, PARTEXPRS) else { return };
+    let exprs = raw::eval_const_expressions(ptr::null_mut(), exprs);
+    raw::fix_opfuncids(exprs);
+    if varno != 1 {
+        raw::ChangeVarNodes(exprs, 1, varno, 0);
+    }
+    let mut next = cells::<c_void>(exprs.cast());
+    for (i, attr) in attrs.iter().enumerate().take(natts) {
+        if *attr == 0 {
+            if let Some(expr) = next.next() {
+                *(*rel).partexprs.add(i) = raw::lappend(ptr::null_mut(), expr);
+            }
+        }
+    }
+}
+
+/// Whether `node` holds a field selection anywhere: the cheap test before
+/// any catalog lookup (a stored expression rarely has one).
+unsafe fn selects_a_field(node: *mut Node) -> bool {
+    if node.is_null() {
+        return false;
+    }
+    let mut todo = Todo::new();
+    let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
+    (*todo_ptr).push(node);
+    while let Some(node) = (*todo_ptr).pop() {
+        if (*node).type_ == NodeTag::T_FieldSelect {
+            return true;
+        }
+        raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
+    }
+    false
+}
+
+/// The expression stored in column `attnum` of the catalog row `cache`
+/// finds for `oid`, as written (not folded), if the swap changed it.
+unsafe fn stored_and_swapped(cache: c_int, oid: pg_sys::Oid, attnum: u32) -> Option<*mut Node> {
+    let tuple = raw::SearchSysCache1(cache, pg_sys::Datum::from(oid));
+    if tuple.is_null() {
+        return None;
+    }
+    let mut is_null = false;
+    let datum = raw::SysCacheGetAttr(cache, tuple, attnum as pg_sys::AttrNumber, &mut is_null);
+    // A copy (detoasted) in the planner's memory, before the tuple goes back.
+    let text = if is_null { ptr::null_mut() } else { raw::text_to_cstring(datum.cast_mut_ptr()) };
+    raw::ReleaseSysCache(tuple);
+    if text.is_null() {
+        return None;
+    }
+    let stored: *mut Node = raw::stringToNode(text).cast();
+    (!stored.is_null() && swap_decoders(stored)).then_some(stored)
 }
