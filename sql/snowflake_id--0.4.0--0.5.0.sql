@@ -1,12 +1,84 @@
 -- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (issue 32: no role
--- gains through the extension, invariant 11).
+-- gains through the extension, invariant 11; issue 34: short text forms).
 -- Install the 0.5.0 library first (it serves 0.4.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
 -- grants and views are untouched: every statement below replaces the body of
 -- an object the extension has, with the text of a fresh install of 0.5.0
--- (tests/upgrade.rs compares the catalogs). No object is new, so nothing
--- another role created can be in the way of this update.
+-- (tests/upgrade.rs compares the catalogs), or creates a function new in
+-- 0.5.0 (the last sections), after section 0 checked that nothing another
+-- role created is in the way.
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
+
+-- ============================================================================
+-- 0. Nothing of another role's where this update creates the extension's
+--    own objects (issue 32, finding 6). An object of one of these names in
+--    @extschema@ outside the extension makes a CREATE below fail with a bare
+--    "already exists", or (a function of another signature) stays beside the
+--    extension's to be called in its place by an untyped call. Refused here,
+--    naming the object, its owner and the fix. This block runs with the
+--    script's search_path (@extschema@, often public, where ordinary roles may
+--    create): it names pg_catalog for every function and operator it calls.
+-- ============================================================================
+DO $guard$
+DECLARE
+    functions pg_catalog.name[] := ARRAY[
+        'snowflake_to_base62', 'snowflake_to_base32', 'snowflake_from_base62', 'snowflake_from_base32'
+    ]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY[]::pg_catalog.name[];
+    ext pg_catalog.oid;
+    ns pg_catalog.oid;
+    clash record;
+BEGIN
+    SELECT e.oid, e.extnamespace INTO ext, ns
+      FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name;
+    SELECT o.kind, o.what, o.owner INTO clash
+      FROM (SELECT 'FUNCTION'::pg_catalog.text AS kind,
+                   pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,
+                                     pg_catalog.pg_get_function_identity_arguments(p.oid)) AS what,
+                   p.proowner AS owner, 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid AS classid,
+                   p.oid AS objid
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+             WHERE p.pronamespace OPERATOR(pg_catalog.=) ns AND p.proname OPERATOR(pg_catalog.=) ANY (functions)
+            UNION ALL
+            SELECT CASE c.relkind WHEN 'r'::pg_catalog."char" THEN 'TABLE' WHEN 'p'::pg_catalog."char" THEN 'TABLE'
+                                  WHEN 'v'::pg_catalog."char" THEN 'VIEW'
+                                  WHEN 'm'::pg_catalog."char" THEN 'MATERIALIZED VIEW'
+                                  WHEN 'i'::pg_catalog."char" THEN 'INDEX' WHEN 'I'::pg_catalog."char" THEN 'INDEX'
+                                  WHEN 'S'::pg_catalog."char" THEN 'SEQUENCE'
+                                  WHEN 'f'::pg_catalog."char" THEN 'FOREIGN TABLE' ELSE 'TYPE' END::pg_catalog.text,
+                   pg_catalog.format('%I.%I', n.nspname, c.relname),
+                   c.relowner, 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.oid
+              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) ns AND c.relname OPERATOR(pg_catalog.=) ANY (relations)
+            UNION ALL
+            -- Types of their own (a relation's row type is the relation's).
+            SELECT 'TYPE'::pg_catalog.text, pg_catalog.format('%I.%I', n.nspname, t.typname),
+                   t.typowner, 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid, t.oid
+              FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+             WHERE t.typnamespace OPERATOR(pg_catalog.=) ns AND t.typname OPERATOR(pg_catalog.=) ANY (relations)
+               AND t.typrelid OPERATOR(pg_catalog.=) 0::pg_catalog.oid) o
+     WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                        WHERE d.classid OPERATOR(pg_catalog.=) o.classid AND d.objid OPERATOR(pg_catalog.=) o.objid
+                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.refobjid OPERATOR(pg_catalog.=) ext
+                          AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+     ORDER BY o.what
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot update extension snowflake_id: % %, owned by role %, is in the way',
+                        pg_catalog.lower(clash.kind), clash.what, clash.owner::pg_catalog.regrole
+            USING ERRCODE = '42710',
+                  DETAIL = pg_catalog.format('This update creates the extension''s own object of that name in schema '
+                                             '%s; the one there is not part of the extension. Were it kept, the '
+                                             'update would fail on it, or it would be called in place of the '
+                                             'extension''s function.', '@extschema@'),
+                  HINT = pg_catalog.format('Check what uses it, then drop it (DROP %s %s;) or move it out of the '
+                                           'way (ALTER %s %s RENAME TO ..., or SET SCHEMA ...), as its owner or a '
+                                           'superuser, and run ALTER EXTENSION snowflake_id UPDATE again.',
+                                           clash.kind, clash.what, clash.kind, clash.what);
+    END IF;
+END
+$guard$;
 
 -- ============================================================================
 -- 1. snowflake_convert calls the extension's functions with exact types (a
@@ -553,3 +625,28 @@ BEGIN
     END IF;
 END
 $lookalikes$;
+
+-- ============================================================================
+-- 7. Short text forms of IDs (issue 34): base62 and Crockford base32, both ways
+-- (src/api/id_text.rs, rules in core/src/id_text.rs). C functions of the
+-- 0.5.0 library, defined as pgrx defines them in a fresh install (the
+-- wrapper symbols, IMMUTABLE STRICT PARALLEL SAFE, argument names), so that
+-- tests/upgrade.rs finds the two installs equal. No search_path: C code
+-- resolves no names.
+-- ============================================================================
+CREATE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8) RETURNS pg_catalog.text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_to_base62_wrapper';
+CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8) RETURNS pg_catalog.text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_to_base32_wrapper';
+CREATE FUNCTION @extschema@.snowflake_from_base62(text pg_catalog.text) RETURNS pg_catalog.int8
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_from_base62_wrapper';
+CREATE FUNCTION @extschema@.snowflake_from_base32(text pg_catalog.text) RETURNS pg_catalog.int8
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_from_base32_wrapper';
