@@ -1,0 +1,776 @@
+//! The hostile-schema harness (issue 32, mission invariant 11: no role gains
+//! through us). An ordinary role `app` (LOGIN, not a superuser) may CREATE in
+//! `public`, as under the pre-15 default, a `public` carried through
+//! pg_upgrade, or a grant; before the extension's background work and
+//! functions run it fills `public`, in every database involved, with shadows
+//! of every name the library calls: overloads that match the library's
+//! untyped or loosely typed calls better than the real objects, and exact
+//! duplicates of the catalog's own (which win only where `pg_catalog` is not
+//! searched first). Every shadow writes a row into `public.hostile_calls`,
+//! logs a WARNING (which survives a rolled-back transaction), and tries to
+//! make `app` a superuser and a member of `pg_execute_server_program`: a call
+//! as a superuser shows up as a privilege `app` gained. The library is then
+//! driven as its users drive it (a node leasing from a registry, the Citus
+//! cluster watch and check, `snowflake_convert`, an update from 0.1.0, a
+//! registry password that libpq cannot parse), and each scenario ends with
+//! the same verdict: no shadow ran, `app` gained nothing, and a lease's
+//! ceiling is where the registry put it. One test per finding of issue 32,
+//! so that each shows on its own.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{describe, Cluster};
+use postgres::{Client, NoTls};
+
+/// Ten years in milliseconds: how far ahead the planted registry functions
+/// move a ceiling, as the attack of issue 32 did.
+const TEN_YEARS_MS: i64 = 315_360_000_000;
+
+/// The role and its right to create in `public`; run by a superuser in each
+/// database (the role is per cluster, the grant per database).
+const CREATE_APP: &str = "
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'app') THEN
+        CREATE ROLE app LOGIN NOSUPERUSER;
+    END IF;
+END $$;
+GRANT CREATE ON SCHEMA public TO app;";
+
+/// What every shadow does when called: records who called (a row and a
+/// WARNING whose marker is assembled at run time, so that the statement
+/// text in a log never counts as a call), then tries to escalate, which only
+/// succeeds when the caller is a superuser.
+const NOTE: &str = "
+CREATE TABLE public.hostile_calls (
+    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    fn text NOT NULL,
+    current_role_name name,
+    session_role_name name,
+    database name);
+GRANT SELECT, INSERT ON public.hostile_calls TO PUBLIC;
+CREATE FUNCTION public.hostile_note(fn text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $n$
+BEGIN
+    RAISE WARNING '%', format('HOSTILE%sCALL %s as %s (session %s)', '_', fn, current_user, session_user);
+    BEGIN
+        INSERT INTO public.hostile_calls (fn, current_role_name, session_role_name, database)
+        VALUES (fn, current_user, session_user, current_database());
+    EXCEPTION WHEN OTHERS THEN NULL;
+    END;
+    BEGIN EXECUTE 'ALTER ROLE app SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    BEGIN EXECUTE 'GRANT pg_execute_server_program TO app'; EXCEPTION WHEN OTHERS THEN NULL; END;
+END
+$n$;
+-- Rows for planted relations: a view's functions run as the querying role.
+CREATE FUNCTION public.hostile_rows(fn text) RETURNS SETOF integer
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $r$ BEGIN PERFORM public.hostile_note(fn); RETURN NEXT 0; END $r$;";
+
+/// The marker of a shadow's WARNING, as it appears in a server log.
+const MARKER: &str = "HOSTILE_CALL";
+
+/// Shadows that return what the real object would, so that nothing else in
+/// a scenario fails because of them: (signature in `public`, result type,
+/// the result). Why each is here:
+/// - `quote_ident(name)`: the cluster watch quotes `pg_namespace.nspname`,
+///   a `name`; `pg_catalog.quote_ident(text)` needs a cast (finding 2).
+/// - `set_config` and `to_regclass`: the registry keeper's first statement
+///   on its connection, with untyped parameters and an unqualified table
+///   name; exact duplicates, and a `name` overload.
+/// - `json_build_object(text, bigint, text, text, text, text)`: the status
+///   query `snowflake_cluster_check()` sends to every Citus node runs there
+///   with that node's default `search_path`; an exact match beats
+///   `VARIADIC "any"`.
+/// - the accessors and decoders on `integer`, `numeric` and `text`: a literal
+///   such as `snowflake_timestamp(0)` is an `integer` (finding 3); an
+///   untyped literal prefers `text`.
+/// - `snowflake_from_timestamp` and `snowflake_nextval_at` on `timestamp`
+///   and `text`, `snowflake_id_span(text)`, `snowflake_advance_past(integer)`:
+///   the same for the extension's other entry points that its SQL calls.
+const SHADOWS: &[(&str, &str, &str)] = &[
+    ("quote_ident(v name)", "text", "pg_catalog.quote_ident(v::text)"),
+    ("set_config(n text, v text, l boolean)", "text", "pg_catalog.set_config(n, v, l)"),
+    ("set_config(n name, v text, l boolean)", "text", "pg_catalog.set_config(n::text, v, l)"),
+    ("to_regclass(v text)", "regclass", "pg_catalog.to_regclass(v)"),
+    ("to_regclass(v name)", "regclass", "pg_catalog.to_regclass(v::text)"),
+    (
+        "json_build_object(a text, b bigint, c text, d text, e text, f text)",
+        "json",
+        "pg_catalog.json_build_object(a, b, c, d, e, f)",
+    ),
+    ("snowflake_timestamp(id integer)", "timestamptz", "'2025-01-01 00:00:00+00'::timestamptz"),
+    ("snowflake_timestamp(id numeric)", "timestamptz", "'2025-01-01 00:00:00+00'::timestamptz"),
+    ("snowflake_timestamp(id text)", "timestamptz", "'2025-01-01 00:00:00+00'::timestamptz"),
+    ("snowflake_worker_id(id integer)", "integer", "0"),
+    ("snowflake_worker_id(id text)", "integer", "0"),
+    ("snowflake_sequence(id integer)", "integer", "0"),
+    ("snowflake_sequence(id text)", "integer", "0"),
+    ("snowflake_from_timestamp(ts timestamp)", "bigint", "0"),
+    ("snowflake_from_timestamp(ts text)", "bigint", "0"),
+    ("snowflake_nextval_at(ts timestamp)", "bigint", "0"),
+    ("snowflake_nextval_at(ts text)", "bigint", "0"),
+    ("snowflake_id_span(span text)", "bigint", "0"),
+    ("snowflake_advance_past(id integer)", "bigint", "0"),
+];
+
+/// The registry's functions with every parameter `text`: the node's keeper
+/// and its past-instant claims send untyped parameters, for which an
+/// all-`text` overload is the best match (finding 1). Each forwards to the
+/// real function, as the attack did, and moves every ceiling ten years
+/// ahead.
+const REGISTRY_SHADOWS: &str = "
+CREATE FUNCTION public.snowflake_registry_acquire(
+    a1 text, a2 text, a3 text, a4 text, a5 text, a6 text, a7 text, a8 text, a9 text, a10 text, a11 text, a12 text,
+    OUT worker_id integer, OUT lease_epoch bigint, OUT holder_token bigint, OUT floor_tick bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$
+BEGIN
+    PERFORM public.hostile_note('snowflake_registry_acquire(text x 12)');
+    SELECT r.worker_id, r.lease_epoch, r.holder_token, r.floor_tick, r.ceiling_tick + TEN_YEARS
+      INTO worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick
+      FROM public.snowflake_registry_acquire(a1, a2::integer, a3::integer, a4::bigint, a5::integer, a6,
+                                             a7::integer, a8, a9::bigint, a10::bigint, a11::bigint, a12::bigint) r;
+END
+$s$;
+CREATE FUNCTION public.snowflake_registry_renew(a1 text, a2 text, a3 text, a4 text, a5 text, a6 text,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$
+BEGIN
+    PERFORM public.hostile_note('snowflake_registry_renew(text x 6)');
+    ceiling_tick := public.snowflake_registry_renew(a1, a2::integer, a3::bigint, a4::bigint, a5::bigint, a6::bigint)
+                    + TEN_YEARS;
+END
+$s$;
+CREATE FUNCTION public.snowflake_registry_release(a1 text, a2 text, a3 text, a4 text, a5 text) RETURNS boolean
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$
+BEGIN
+    PERFORM public.hostile_note('snowflake_registry_release(text x 5)');
+    RETURN public.snowflake_registry_release(a1, a2::integer, a3::bigint, a4::bigint, a5::bigint);
+END
+$s$;
+CREATE FUNCTION public.snowflake_registry_history_of(a1 text, a2 text, a3 text, a4 text)
+    RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$
+BEGIN
+    PERFORM public.hostile_note('snowflake_registry_history_of(text x 4)');
+    RETURN QUERY SELECT * FROM public.snowflake_registry_history_of(a1, a2::integer, a3::bigint, a4::bigint);
+END
+$s$;
+CREATE FUNCTION public.snowflake_registry_record_history(
+    a1 text, a2 text, a3 text, a4 text, a5 text, a6 text, a7 text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$
+BEGIN
+    PERFORM public.hostile_note('snowflake_registry_record_history(text x 7)');
+    PERFORM public.snowflake_registry_record_history(a1, a2::integer, a3::bigint, a4::bigint, a5::bigint,
+                                                     a6::bigint, a7::integer);
+END
+$s$;";
+
+/// Operators: `||` on the integer types beside `text` (the status query sent
+/// to Citus nodes concatenates `worker_bits || '/' || sequence_bits`, where
+/// an exact match beats `anynonarray || text`), and `=`/`<` duplicates on the
+/// types the library compares (bigint, integer, timestamptz, text, name),
+/// which win wherever a `search_path` puts `public` before `pg_catalog`.
+fn operator_shadows() -> String {
+    let mut sql = String::new();
+    for (i, (left, right)) in
+        [("integer", "text"), ("text", "integer"), ("bigint", "text"), ("text", "bigint")].iter().enumerate()
+    {
+        sql.push_str(&format!(
+            "CREATE FUNCTION public.hostile_cat_{i}(a {left}, b {right}) RETURNS text
+                 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+             AS $s$ BEGIN PERFORM public.hostile_note('||({left}, {right})');
+                    RETURN pg_catalog.textcat(a::text, b::text); END $s$;
+             CREATE OPERATOR public.|| (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = public.hostile_cat_{i});\n"
+        ));
+    }
+    for (i, t) in ["bigint", "integer", "timestamptz", "text", "name"].iter().enumerate() {
+        for (op, name) in [("=", "eq"), ("<", "lt")] {
+            sql.push_str(&format!(
+                "CREATE FUNCTION public.hostile_{name}_{i}(a {t}, b {t}) RETURNS boolean
+                     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+                 AS $s$ BEGIN PERFORM public.hostile_note('{op}({t}, {t})');
+                        RETURN a OPERATOR(pg_catalog.{op}) b; END $s$;
+                 CREATE OPERATOR public.{op} (LEFTARG = {t}, RIGHTARG = {t}, FUNCTION = public.hostile_{name}_{i});\n"
+            ));
+        }
+    }
+    sql
+}
+
+/// Relations the library names without a schema: Citus's
+/// `pg_dist_local_group` and `pg_dist_node` (in a database without Citus
+/// these would be the only ones of their names).
+const RELATION_SHADOWS: &str = "
+CREATE VIEW public.pg_dist_local_group AS SELECT g AS groupid FROM public.hostile_rows('pg_dist_local_group') g;
+CREATE VIEW public.pg_dist_node AS
+    SELECT g AS nodeid, g AS groupid, 'localhost'::text AS nodename, 5432 AS nodeport, true AS isactive,
+           'primary'::text AS noderole
+      FROM public.hostile_rows('pg_dist_node') g;";
+
+/// Shadows on the extension's own composite type, planted once it exists:
+/// the decoders on `integer`, and `=`/`<` on `snowflake_parts` (exact
+/// matches beat the catalog's `record` operators).
+const TYPE_SHADOWS: &str = "
+CREATE FUNCTION public.snowflake_decode(id integer) RETURNS public.snowflake_parts
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('snowflake_decode(integer)'); RETURN NULL; END $s$;
+CREATE FUNCTION public.snowflake_decode(id text) RETURNS public.snowflake_parts
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('snowflake_decode(text)'); RETURN NULL; END $s$;
+CREATE FUNCTION public.hostile_parts_eq(a public.snowflake_parts, b public.snowflake_parts) RETURNS boolean
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('=(snowflake_parts, snowflake_parts)');
+       RETURN a OPERATOR(pg_catalog.=) b; END $s$;
+CREATE OPERATOR public.= (LEFTARG = public.snowflake_parts, RIGHTARG = public.snowflake_parts,
+                          FUNCTION = public.hostile_parts_eq);
+CREATE FUNCTION public.hostile_parts_lt(a public.snowflake_parts, b public.snowflake_parts) RETURNS boolean
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('<(snowflake_parts, snowflake_parts)');
+       RETURN a OPERATOR(pg_catalog.<) b; END $s$;
+CREATE OPERATOR public.< (LEFTARG = public.snowflake_parts, RIGHTARG = public.snowflake_parts,
+                          FUNCTION = public.hostile_parts_lt);";
+
+/// Everything `app` plants before the extension exists in a database: none
+/// of it has a signature of the extension's own, so `CREATE EXTENSION`
+/// still works (and must not use any of it).
+fn plant_sql() -> String {
+    let mut sql = String::from(NOTE);
+    sql.push('\n');
+    for (signature, result, value) in SHADOWS {
+        let label = signature.replace('\'', "''");
+        sql.push_str(&format!(
+            "CREATE FUNCTION public.{signature} RETURNS {result}
+                 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+             AS $s$ BEGIN PERFORM public.hostile_note('{label}'); RETURN {value}; END $s$;\n"
+        ));
+    }
+    sql.push_str(&REGISTRY_SHADOWS.replace("TEN_YEARS", &TEN_YEARS_MS.to_string()));
+    sql.push('\n');
+    sql.push_str(&operator_shadows());
+    sql.push_str(RELATION_SHADOWS);
+    sql
+}
+
+/// A connection as `app` to `db` of `cluster`.
+fn app_client(cluster: &Cluster, db: &str) -> Client {
+    let mut cfg = cluster.config();
+    cfg.user("app").dbname(db);
+    cfg.connect(NoTls).unwrap_or_else(|e| panic!("connect as app: {e}"))
+}
+
+fn superuser_client(cluster: &Cluster, db: &str) -> Client {
+    let mut cfg = cluster.config();
+    cfg.dbname(db);
+    cfg.connect(NoTls).unwrap_or_else(|e| panic!("connect: {e}"))
+}
+
+/// Creates `app` with CREATE on `public` in `db`, and plants as `app`
+/// everything that does not need the extension's types. `setup` runs first
+/// in app's session (Citus: no propagation of app's objects to the workers,
+/// which get their own).
+fn plant(cluster: &Cluster, db: &str, setup: &str) {
+    superuser_client(cluster, db).batch_execute(CREATE_APP).unwrap_or_else(|e| panic!("create app: {}", describe(&e)));
+    let mut app = app_client(cluster, db);
+    app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
+    app.batch_execute(&plant_sql()).unwrap_or_else(|e| panic!("plant as app: {}", describe(&e)));
+}
+
+/// The shadows on the extension's types, once the extension exists in `db`.
+fn plant_on_types(cluster: &Cluster, db: &str, setup: &str) {
+    let mut app = app_client(cluster, db);
+    app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
+    app.batch_execute(TYPE_SHADOWS).unwrap_or_else(|e| panic!("plant on types as app: {}", describe(&e)));
+}
+
+/// What `app` gained or ran in `db` of `cluster`, one line each: what
+/// [`recorded_harm`] finds and the shadows' WARNINGs in the server log.
+fn harm(cluster: &Cluster, db: &str, name: &str) -> Vec<String> {
+    let mut found = recorded_harm(cluster, db, name);
+    found.extend(logged_calls(cluster, name));
+    found
+}
+
+/// Rows of `hostile_calls` in `db` of the running `cluster`, app's superuser
+/// attribute and its role memberships. Read with `pg_catalog` alone on the
+/// path, so that the verdict itself calls no shadow.
+fn recorded_harm(cluster: &Cluster, db: &str, name: &str) -> Vec<String> {
+    let mut found = vec![];
+    let mut c = superuser_client(cluster, db);
+    c.batch_execute("SET search_path = pg_catalog, pg_temp").unwrap();
+    let calls = c
+        .query(
+            "SELECT format('%s as %s (session %s), %s time(s)', fn, current_role_name, session_role_name, count(*))
+               FROM public.hostile_calls GROUP BY fn, current_role_name, session_role_name ORDER BY min(at)",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("read hostile_calls: {}", describe(&e)));
+    for row in calls {
+        found.push(format!("{name}/{db}: shadow called: {}", row.get::<_, String>(0)));
+    }
+    let (superuser, members): (bool, String) = c
+        .query_one(
+            "SELECT r.rolsuper, coalesce((SELECT string_agg(g.rolname::text, ', ') FROM pg_auth_members m
+                                           JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid), '')
+               FROM pg_roles r WHERE r.rolname = 'app'",
+            &[],
+        )
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap_or_else(|e| panic!("read app's role: {}", describe(&e)));
+    if superuser {
+        found.push(format!("{name}: app is a superuser"));
+    }
+    if !members.is_empty() {
+        found.push(format!("{name}: app became a member of {members}"));
+    }
+    found
+}
+
+/// The shadows' WARNINGs in `cluster`'s server log (readable once it has
+/// stopped, and kept when the call's transaction was rolled back), one line
+/// per shadow and caller with a count. A node's log also has the WARNINGs
+/// its registry sent to the keeper's libpq connection.
+fn logged_calls(cluster: &Cluster, name: &str) -> Vec<String> {
+    let log = cluster.log();
+    let mut calls: Vec<(&str, usize)> = vec![];
+    for call in log.lines().filter_map(|l| l.split_once(MARKER)).map(|(_, call)| call.trim()) {
+        match calls.iter_mut().find(|(c, _)| *c == call) {
+            Some((_, n)) => *n += 1,
+            None => calls.push((call, 1)),
+        }
+    }
+    calls.into_iter().map(|(call, n)| format!("{name} log: WARNING {MARKER} {call}, {n} line(s)")).collect()
+}
+
+/// The verdict of a scenario: every harm in every (cluster, database, name)
+/// and every other violation found on the way, all in one failure.
+fn assert_unharmed(places: &[(&Cluster, &str, &str)], mut violations: Vec<String>) {
+    for (cluster, db, name) in places {
+        violations.extend(harm(cluster, db, name));
+    }
+    violations.dedup();
+    assert!(violations.is_empty(), "app gained through the extension:\n  {}", violations.join("\n  "));
+}
+
+/// The node's lease ceiling as the status view shows it, when it is more
+/// than a minute ahead of the clock (the registry grants a lease's
+/// horizon, seconds here), or None.
+fn insane_ceiling(node: &Cluster) -> Option<String> {
+    let row = node
+        .connect()
+        .query_one(
+            "SELECT lease_ceiling::text, lease_ceiling > pg_catalog.now() + interval '1 minute'
+               FROM public.snowflake_id_status",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("status: {}", describe(&e)));
+    let (ceiling, beyond): (Option<String>, Option<bool>) = (row.get(0), row.get(1));
+    beyond.unwrap_or(false).then(|| {
+        format!(
+            "the node's lease ceiling is {} (more than a minute ahead; a lease reaches seconds here)",
+            ceiling.unwrap_or_default()
+        )
+    })
+}
+
+/// Waits until `node` holds a lease (within 30 s).
+fn wait_held(node: &Cluster) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut c = node.connect();
+    loop {
+        let state: String =
+            c.query_one("SELECT lease_state FROM public.snowflake_id_status", &[]).expect("status").get(0);
+        if state == "held" {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no lease after 30 s ({state})\n{}", node.log());
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Finding 1: the keeper acquires, renews and releases, and a superuser's
+/// past-instant IDs read and record history, all through the registry's
+/// functions; with untyped calls `app`'s all-`text` overloads win, run as
+/// the node's role (a superuser here), see the holder token, and move the
+/// ceiling ten years ahead.
+#[test]
+fn registry_calls_never_reach_planted_overloads() {
+    let mut registry = Cluster::init(&[]);
+    registry.start();
+    plant(&registry, "postgres", "");
+    registry.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&registry, "postgres", "");
+
+    let registry_line = registry.registry_line();
+    let mut node = Cluster::init(&[
+        "shared_preload_libraries = 'snowflake_id'",
+        &registry_line,
+        "snowflake_id.node_name = 'hostile-node'",
+        "snowflake_id.worker_id = 'auto'",
+        "snowflake_id.registry_lease = '3s'",
+    ]);
+    node.start();
+    plant(&node, "postgres", "");
+    node.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&node, "postgres", "");
+
+    wait_held(&node);
+    // A few heartbeats: renewals of a 3 s lease.
+    thread::sleep(Duration::from_secs(4));
+    let mut violations: Vec<String> = insane_ceiling(&node).into_iter().collect();
+    // Past-instant IDs under the leased worker id, by a superuser: the
+    // backend reads and records the worker id's history in the registry.
+    let mut c = node.connect();
+    for back in ["1 day", "2 days"] {
+        if let Err(e) = c.query_one(&format!("SELECT snowflake_nextval_at(now() - interval '{back}')"), &[]) {
+            violations.push(format!("snowflake_nextval_at failed: {}", describe(&e)));
+        }
+    }
+    let ids: i64 = c.query_one("SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)", &[]).unwrap().get(0);
+    assert_eq!(ids, 1000);
+    violations.extend(insane_ceiling(&node));
+    drop(c);
+    violations.extend(recorded_harm(&node, "postgres", "node"));
+    // A clean stop releases the worker id.
+    node.stop();
+    violations.extend(logged_calls(&node, "node"));
+    let free = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'free'");
+    if free != 1 {
+        violations.push(format!("the clean stop did not release the worker id ({free} free)"));
+    }
+    assert_unharmed(&[(&registry, "postgres", "registry")], violations);
+}
+
+/// True when Citus can run here (PostgreSQL 15 with `citus.so` installed);
+/// otherwise says the test is skipped and why (as tests/citus.rs does).
+fn citus_here() -> bool {
+    if !common::only_on_major(15, "Citus 13.2 (../shared/citus) is built for Debian 12's PostgreSQL 15 only") {
+        return false;
+    }
+    let out = common::check(
+        "pg_config --pkglibdir",
+        std::process::Command::new(common::tool("pg_config")).arg("--pkglibdir").output().expect("pg_config"),
+    );
+    let lib = std::path::Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("citus.so");
+    if !lib.exists() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED on PostgreSQL 15 ({}): Citus is not installed ({} is missing)",
+            common::bin(),
+            lib.display()
+        );
+    }
+    lib.exists()
+}
+
+/// A Citus node, started, Citus created, on worker id `worker_id`.
+fn citus_node(name: &str, worker_id: i64) -> Cluster {
+    let mut node = Cluster::init(&[
+        "shared_preload_libraries = 'citus,snowflake_id'",
+        "max_connections = 100",
+        "citus.shard_count = 4",
+        &format!("snowflake_id.node_name = '{name}'"),
+        &format!("snowflake_id.worker_id = {worker_id}"),
+    ]);
+    node.start();
+    node.sql("CREATE EXTENSION citus");
+    node
+}
+
+/// app's objects stay on the node they are made on: the coordinator would
+/// otherwise send them to the worker, which has its own, and a worker with
+/// Citus's metadata refuses some DDL unless told it is local.
+const NO_PROPAGATION: &str = "SET citus.enable_ddl_propagation = off";
+
+/// Finding 2 (and the check it runs): with Citus preloaded the cluster
+/// watch connects every 10 s to each database as the bootstrap superuser
+/// and runs `quote_ident(nspname)` unqualified; `snowflake_cluster_check()`
+/// sends a status query to every node, run there as the caller with that
+/// node's default `search_path`. Both nodes share worker id 1, so the watch
+/// has something to say: its WARNING shows that it ran after the planting.
+#[test]
+fn citus_watch_and_check_never_reach_planted_objects() {
+    if !citus_here() {
+        return;
+    }
+    let coordinator = citus_node("coordinator", 1);
+    let host = |n: &Cluster| n.socket_dir().display().to_string();
+    coordinator.sql(&format!("SELECT citus_set_coordinator_host('{}', {})", host(&coordinator), coordinator.port));
+    let worker = citus_node("worker1", 1);
+    coordinator.sql(&format!("SELECT citus_add_node('{}', {})", host(&worker), worker.port));
+    // The coordinator first: Citus propagates the role and the grant.
+    plant(&coordinator, "postgres", NO_PROPAGATION);
+    plant(&worker, "postgres", NO_PROPAGATION);
+    // Created on the worker by Citus too.
+    coordinator.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&worker, "postgres", NO_PROPAGATION);
+    plant_on_types(&coordinator, "postgres", NO_PROPAGATION);
+
+    let mut violations = vec![];
+    // A superuser's check: the status query runs on both nodes.
+    match coordinator.connect().query("SELECT node, problem FROM snowflake_cluster_check()", &[]) {
+        Ok(rows) => {
+            let problems: Vec<String> = rows.iter().map(|r| r.get::<_, String>(1)).collect();
+            if !problems.iter().any(|p| p.contains("shared by")) {
+                violations.push(format!("the check did not see the shared worker id: {problems:?}"));
+            }
+        }
+        Err(e) => violations.push(format!("snowflake_cluster_check() failed: {}", describe(&e))),
+    }
+    // The watch: at most 10 s after the extension exists, it checks and
+    // warns of the shared worker id.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !coordinator.log().contains("shared by") {
+        if Instant::now() > deadline {
+            violations.push("the cluster watch did not warn of the shared worker id within 40 s".into());
+            break;
+        }
+        thread::sleep(Duration::from_millis(500));
+    }
+    // One more round of the watch, past the first warning.
+    thread::sleep(Duration::from_secs(11));
+    assert_unharmed(&[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1")], violations);
+}
+
+/// A node with a worker id of its own, the extension created after app
+/// planted, for the conversions.
+fn planted_node() -> Cluster {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    plant(&node, "postgres", "");
+    node.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&node, "postgres", "");
+    node
+}
+
+/// Finding 3: `snowflake_convert` run by a superuser, with and without
+/// `rekey_by`, and as a dry run: its body calls
+/// `@extschema@.snowflake_timestamp(0)`, and `public.snowflake_timestamp(integer)`
+/// is a better match for the literal than the extension's `(bigint)`.
+#[test]
+fn convert_never_calls_planted_functions() {
+    let node = planted_node();
+    node.sql(
+        "CREATE TABLE events (id serial PRIMARY KEY, at timestamptz NOT NULL);
+         INSERT INTO events (at) SELECT timestamptz '2025-06-01 00:00:00+00' + g * interval '1 minute'
+           FROM generate_series(1, 200) g;
+         CREATE TABLE plain (id serial PRIMARY KEY, note text);
+         INSERT INTO plain (note) SELECT 'n' FROM generate_series(1, 50);
+         CREATE TABLE plain_lines (id serial PRIMARY KEY, plain_id integer REFERENCES plain (id));
+         INSERT INTO plain_lines (plain_id) SELECT g FROM generate_series(1, 50) g;",
+    );
+    let mut violations = vec![];
+    let mut c = node.connect();
+    for sql in [
+        "SELECT * FROM snowflake_convert('events', 'id', dry_run => true, rekey_by => 'at')",
+        "SELECT * FROM snowflake_convert('events', 'id', rekey_by => 'at')",
+        "SELECT * FROM snowflake_convert('plain', 'id', dry_run => true)",
+        "SELECT * FROM snowflake_convert('plain', 'id')",
+    ] {
+        if let Err(e) = c.query(sql, &[]) {
+            violations.push(format!("{sql}: {}", describe(&e)));
+        }
+    }
+    // The conversions did their work.
+    let rekeyed = node.query_i64("SELECT count(*) FROM events WHERE snowflake_timestamp(id::bigint) = at");
+    if rekeyed != 200 {
+        violations.push(format!("{rekeyed} of 200 rows re-keyed to their own time"));
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
+}
+
+/// Finding 4: a table of app's references a DBA's table and has a CHECK
+/// (and a trigger) calling app's function; converting the DBA's table as a
+/// superuser must not alter or update app's table as the superuser.
+/// Refused with 42501, naming the table and its owner (or done as the
+/// table's owner, as PostgreSQL's cascades are: then nothing runs as a
+/// superuser either).
+#[test]
+fn convert_refuses_a_referencing_table_of_another_role() {
+    let node = planted_node();
+    node.sql(
+        "CREATE TABLE orders (id serial PRIMARY KEY, at timestamptz NOT NULL DEFAULT '2025-06-01 00:00:00+00');
+         INSERT INTO orders DEFAULT VALUES; INSERT INTO orders DEFAULT VALUES;
+         CREATE TABLE visits (id serial PRIMARY KEY, at timestamptz NOT NULL DEFAULT '2025-06-01 00:00:00+00');
+         INSERT INTO visits DEFAULT VALUES; INSERT INTO visits DEFAULT VALUES;
+         GRANT SELECT, REFERENCES ON orders, visits TO app;",
+    );
+    // app's tables, filled while its function is harmless, then the
+    // function replaced (same OID: the CHECK and the trigger keep it).
+    app_client(&node, "postgres")
+        .batch_execute(
+            "CREATE FUNCTION public.line_ok(v bigint) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+             CREATE TABLE public.order_lines (id serial PRIMARY KEY, order_id integer REFERENCES orders (id),
+                                              CHECK (public.line_ok(order_id)));
+             INSERT INTO public.order_lines (order_id) VALUES (1), (2);
+             CREATE FUNCTION public.visit_trigger() RETURNS trigger LANGUAGE plpgsql AS $t$
+                 BEGIN RETURN NEW; END $t$;
+             CREATE TABLE public.visit_notes (id serial PRIMARY KEY, visit_id integer REFERENCES visits (id));
+             CREATE TRIGGER visit_notes_touch BEFORE UPDATE ON public.visit_notes
+                 FOR EACH ROW EXECUTE FUNCTION public.visit_trigger();
+             INSERT INTO public.visit_notes (visit_id) VALUES (1), (2);
+             CREATE OR REPLACE FUNCTION public.line_ok(v bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
+                 BEGIN PERFORM public.hostile_note('line_ok(bigint), a CHECK of app''s order_lines'); RETURN true; END
+             $f$;
+             CREATE OR REPLACE FUNCTION public.visit_trigger() RETURNS trigger LANGUAGE plpgsql AS $t$
+                 BEGIN PERFORM public.hostile_note('visit_trigger(), a trigger of app''s visit_notes'); RETURN NEW; END
+             $t$;",
+        )
+        .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    let mut violations = vec![];
+    let mut c = node.connect();
+    for (sql, table) in [
+        ("SELECT * FROM snowflake_convert('orders', 'id')", "order_lines"),
+        ("SELECT * FROM snowflake_convert('visits', 'id', rekey_by => 'at')", "visit_notes"),
+    ] {
+        match c.query(sql, &[]) {
+            Ok(_) => violations.push(format!("{sql} altered app's {table} as a superuser without refusing")),
+            Err(e) => {
+                let db = e.as_db_error().expect("a database error");
+                let text = format!("{} {} {}", db.message(), db.detail().unwrap_or(""), db.hint().unwrap_or(""));
+                let names_app = text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "app");
+                if db.code().code() != "42501" || !text.contains(table) || !names_app {
+                    violations.push(format!(
+                        "{sql}: not refused with 42501 naming {table} and its owner app: {}",
+                        describe(&e)
+                    ));
+                }
+            }
+        }
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
+}
+
+/// Finding 6: a database at 0.1.0 where app planted
+/// `public.snowflake_nextval_at(timestamptz)`, the signature 0.4.0 adds.
+/// The update either fails with a message that names the object and the
+/// fix, or succeeds without ever calling app's function (a re-keying
+/// conversion then uses the extension's own); in no case does it run it.
+#[test]
+fn update_from_0_1_0_is_neither_blocked_silently_nor_redirected() {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 4"]);
+    node.sql("CREATE EXTENSION snowflake_id VERSION '0.1.0'");
+    plant(&node, "postgres", "");
+    plant_on_types(&node, "postgres", "");
+    app_client(&node, "postgres")
+        .batch_execute(
+            "CREATE FUNCTION public.snowflake_nextval_at(ts timestamptz) RETURNS bigint
+                 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+             AS $s$ BEGIN PERFORM public.hostile_note('snowflake_nextval_at(timestamptz)'); RETURN 0; END $s$;",
+        )
+        .unwrap_or_else(|e| panic!("plant snowflake_nextval_at: {}", describe(&e)));
+    let mut violations = vec![];
+    let mut c = node.connect();
+    match c.batch_execute("ALTER EXTENSION snowflake_id UPDATE") {
+        Ok(()) => {
+            let version: String =
+                c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+            if version != env!("CARGO_PKG_VERSION") {
+                violations.push(format!("updated to {version}, not {}", env!("CARGO_PKG_VERSION")));
+            }
+            // The extension's own past-instant IDs, through its SQL.
+            let probe = "CREATE TABLE imports (id serial PRIMARY KEY, at timestamptz NOT NULL);
+                         INSERT INTO imports (at) VALUES ('2025-06-01 00:00:00+00'), ('2025-06-02 00:00:00+00');
+                         SELECT * FROM snowflake_convert('imports', 'id', rekey_by => 'at');";
+            if let Err(e) = c.batch_execute(probe) {
+                violations.push(format!("a re-keying conversion after the update failed: {}", describe(&e)));
+            }
+        }
+        Err(e) => {
+            let db = e.as_db_error().expect("a database error");
+            let named = format!("{} {}", db.message(), db.detail().unwrap_or("")).contains("snowflake_nextval_at");
+            if !named || db.hint().unwrap_or("").is_empty() {
+                violations.push(format!(
+                    "the update failed without naming the planted object and the fix: {} {}: {} (detail: {:?}, hint: {:?})",
+                    db.severity(),
+                    db.code().code(),
+                    db.message(),
+                    db.detail(),
+                    db.hint()
+                ));
+            }
+        }
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
+}
+
+/// Everything `app` can read of one node's registry trouble: every column
+/// of the status view, and every field of the errors of
+/// `snowflake_nextval()` and `snowflake_nextval_at()` (granted to app, as a
+/// DBA grants it to an import role).
+fn what_app_reads(node: &Cluster) -> Vec<String> {
+    let mut seen = vec![];
+    let mut app = app_client(node, "postgres");
+    let status: String =
+        app.query_one("SELECT s::text FROM public.snowflake_id_status s", &[]).expect("status as app").get(0);
+    seen.push(format!("snowflake_id_status: {status}"));
+    for sql in ["SELECT public.snowflake_nextval()", "SELECT public.snowflake_nextval_at(now() - interval '1 day')"] {
+        match app.query(sql, &[]) {
+            Ok(_) => seen.push(format!("{sql}: no error")),
+            Err(e) => {
+                let db = e.as_db_error().expect("a database error");
+                seen.push(format!(
+                    "{sql}: {}: {} | detail: {} | hint: {} | context: {}",
+                    db.code().code(),
+                    db.message(),
+                    db.detail().unwrap_or(""),
+                    db.hint().unwrap_or(""),
+                    db.where_().unwrap_or("")
+                ));
+            }
+        }
+    }
+    seen
+}
+
+/// A node whose registry connection string libpq cannot parse; waits until
+/// the keeper has tried it (the status view shows an error), or 15 s.
+fn node_with_registry(conninfo: &str) -> Cluster {
+    let line = format!("snowflake_id.registry = '{conninfo}'");
+    let mut node = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", &line]);
+    node.start();
+    plant(&node, "postgres", "");
+    node.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&node, "postgres", "");
+    node.sql("GRANT EXECUTE ON FUNCTION snowflake_nextval_at(timestamptz) TO app");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while node.query_text("SELECT coalesce(registry_error, '') FROM snowflake_id_status").is_empty()
+        && Instant::now() < deadline
+    {
+        thread::sleep(Duration::from_millis(200));
+    }
+    node
+}
+
+/// Finding 5: libpq's parse errors quote the connection string (a
+/// password with an unescaped `%`; with a malformed host, the whole URI);
+/// nothing app can read may carry any part of it. The server log may.
+#[test]
+fn the_registry_conninfo_never_reaches_an_ordinary_role() {
+    let cases = [
+        ("postgresql://u:s3cret%PW@registry.invalid:1/db", ["s3cret", "registry.invalid"]),
+        ("postgresql://leaky:pw-hunter2@[db.internal.example/regdb", ["pw-hunter2", "db.internal.example"]),
+    ];
+    let nodes: Vec<Cluster> = cases.iter().map(|(conninfo, _)| node_with_registry(conninfo)).collect();
+    let mut violations = vec![];
+    for ((conninfo, secrets), node) in cases.iter().zip(&nodes) {
+        for text in what_app_reads(node) {
+            for secret in secrets {
+                if text.contains(secret) {
+                    violations.push(format!("with {conninfo}, app reads {secret:?} in {text}"));
+                }
+            }
+        }
+    }
+    let places: Vec<(&Cluster, &str, &str)> = nodes.iter().map(|n| (n, "postgres", "node")).collect();
+    assert_unharmed(&places, violations);
+}
