@@ -28,17 +28,34 @@ DECLARE
     -- database owner may put public first), as the caller: the cluster
     -- watch calls this as the bootstrap superuser every 10 s. So every
     -- function, operator and type in it is named in its schema: nothing an
-    -- ordinary role planted on a node can be called instead. (@extschema@
-    -- arrives quoted as needed: %s, not %I.)
-    status_query text := format(
-        $q$SELECT CAST(pg_catalog.json_build_object(
+    -- ordinary role planted on a node can be called instead. %s: the
+    -- node's schema of the extension, quoted by the node (probe_query).
+    status_template text := $q$SELECT CAST(pg_catalog.json_build_object(
                       'worker_id', s.worker_id,
                       'layout', s.worker_bits OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) s.sequence_bits
                                 OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
                                 pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
                                 OPERATOR(pg_catalog.||) '+00',
                       'problem', s.problem) AS pg_catalog.text)
-             FROM %s.snowflake_id_status s$q$, '@extschema@');
+             FROM %s.snowflake_id_status s$q$;
+    -- Asked of each node first: the schema its snowflake_id lives in, if
+    -- its snowflake_id_status there is the extension's view (quoted; empty
+    -- otherwise). A node without the extension (created on the coordinator
+    -- before Citus, say) has no such view, and one an ordinary role created
+    -- under that name would run its functions as the caller, a superuser
+    -- for the watch: such a node is named, never queried.
+    probe_query text := $q$SELECT pg_catalog.coalesce((
+        SELECT pg_catalog.quote_ident(n.nspname)
+          FROM pg_catalog.pg_extension e
+          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+          JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
+                                    AND c.relname OPERATOR(pg_catalog.=) 'snowflake_id_status'::pg_catalog.name
+          JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                                     AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                     AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                     AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                                     AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+         WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name), '')$q$;
     own_status text;
     own_group integer;
 BEGIN
@@ -50,7 +67,7 @@ BEGIN
                          'Citus, snowflake_id_status shows its worker id and problem; with a registry, '
                          'snowflake_registry shows every node''s lease.';
     END IF;
-    EXECUTE status_query INTO own_status;
+    EXECUTE format(status_template, '@extschema@') INTO own_status;
     EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
     RETURN QUERY EXECUTE $q$
     WITH nodes AS (
@@ -63,13 +80,31 @@ BEGIN
         SELECT n.nodename, n.nodeport, n.groupid, n.isactive
           FROM pg_catalog.pg_dist_node n
          WHERE n.noderole = 'primary'),
-    answers AS (
-        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, n.isactive, r.success, r.result
+    probes AS (
+        SELECT r.node_name, r.node_port, r.success, r.result
           FROM pg_catalog.master_run_on_worker(
                    ARRAY(SELECT d.nodename FROM nodes d ORDER BY d.nodename, d.nodeport),
                    ARRAY(SELECT d.nodeport FROM nodes d ORDER BY d.nodename, d.nodeport),
-                   ARRAY(SELECT $1 FROM nodes d ORDER BY d.nodename, d.nodeport), true) r
-          JOIN nodes n ON n.nodename = r.node_name AND n.nodeport = r.node_port
+                   ARRAY(SELECT $4 FROM nodes d ORDER BY d.nodename, d.nodeport), true) r),
+    statuses AS (
+        SELECT r.node_name, r.node_port, r.success, r.result
+          FROM pg_catalog.master_run_on_worker(
+                   ARRAY(SELECT p.node_name FROM probes p WHERE p.success AND p.result <> ''
+                          ORDER BY p.node_name, p.node_port),
+                   ARRAY(SELECT p.node_port FROM probes p WHERE p.success AND p.result <> ''
+                          ORDER BY p.node_name, p.node_port),
+                   ARRAY(SELECT format($1, p.result) FROM probes p WHERE p.success AND p.result <> ''
+                          ORDER BY p.node_name, p.node_port), true) r),
+    answers AS (
+        SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, n.isactive,
+               coalesce(s.success, false) AS success,
+               coalesce(s.result, CASE WHEN p.success
+                                       THEN 'snowflake_id is not created in this database on the node, or its '
+                                            'snowflake_id_status is not the extension''s'
+                                       ELSE p.result END) AS result
+          FROM nodes n
+          JOIN probes p ON p.node_name = n.nodename AND p.node_port = n.nodeport
+          LEFT JOIN statuses s ON s.node_name = n.nodename AND s.node_port = n.nodeport
         -- The node running the check, when Citus has no row for it (a
         -- coordinator never given citus_set_coordinator_host): it evaluates
         -- DEFAULTs too.
@@ -106,7 +141,7 @@ BEGIN
       FROM checked c
      WHERE c.problem <> ''
      ORDER BY c.node
-    $q$ USING status_query, own_status, own_group;
+    $q$ USING status_template, own_status, own_group, probe_query;
 END
 $check$;
 COMMENT ON FUNCTION snowflake_cluster_check() IS

@@ -240,13 +240,19 @@ AS $s$ BEGIN PERFORM public.hostile_note('<(snowflake_parts, snowflake_parts)');
 CREATE OPERATOR public.< (LEFTARG = public.snowflake_parts, RIGHTARG = public.snowflake_parts,
                           FUNCTION = public.hostile_parts_lt);";
 
-/// Everything `app` plants before the extension exists in a database: none
-/// of it has a signature of the extension's own, so `CREATE EXTENSION`
-/// still works (and must not use any of it).
-fn plant_sql() -> String {
-    let mut sql = String::from(NOTE);
-    sql.push('\n');
+/// What `app` plants in a database. Without `extension_names`: look-alikes
+/// of PostgreSQL's own objects (and Citus's relations), planted before the
+/// extension exists, which `CREATE EXTENSION` must neither trip over nor
+/// use. With them: look-alikes under the extension's own names (its
+/// accessors, the registry's functions), planted once it exists, since a
+/// fresh install refuses another role's object under one of its names
+/// (42710, tests/upgrade.rs) and an attacker plants them afterwards.
+fn plant_sql(extension_names: bool) -> String {
+    let mut sql = String::new();
     for (signature, result, value) in SHADOWS {
+        if signature.starts_with("snowflake_") != extension_names {
+            continue;
+        }
         let label = signature.replace('\'', "''");
         sql.push_str(&format!(
             "CREATE FUNCTION public.{signature} RETURNS {result}
@@ -254,10 +260,14 @@ fn plant_sql() -> String {
              AS $s$ BEGIN PERFORM public.hostile_note('{label}'); RETURN {value}; END $s$;\n"
         ));
     }
-    sql.push_str(&REGISTRY_SHADOWS.replace("TEN_YEARS", &TEN_YEARS_MS.to_string()));
-    sql.push('\n');
-    sql.push_str(&operator_shadows());
-    sql.push_str(RELATION_SHADOWS);
+    if extension_names {
+        sql.push_str(&REGISTRY_SHADOWS.replace("TEN_YEARS", &TEN_YEARS_MS.to_string()));
+        sql.push('\n');
+        sql.push_str(TYPE_SHADOWS);
+    } else {
+        sql.push_str(&operator_shadows());
+        sql.push_str(RELATION_SHADOWS);
+    }
     sql
 }
 
@@ -275,21 +285,25 @@ fn superuser_client(cluster: &Cluster, db: &str) -> Client {
 }
 
 /// Creates `app` with CREATE on `public` in `db`, and plants as `app`
-/// everything that does not need the extension's types. `setup` runs first
-/// in app's session (Citus: no propagation of app's objects to the workers,
-/// which get their own).
+/// the look-alikes of PostgreSQL's own objects. `setup` runs first in the
+/// superuser's and in app's session (Citus: no propagation of app's objects to the workers, which
+/// get their own).
 fn plant(cluster: &Cluster, db: &str, setup: &str) {
-    superuser_client(cluster, db).batch_execute(CREATE_APP).unwrap_or_else(|e| panic!("create app: {}", describe(&e)));
+    superuser_client(cluster, db)
+        .batch_execute(&format!("{setup};{CREATE_APP}"))
+        .unwrap_or_else(|e| panic!("create app: {}", describe(&e)));
     let mut app = app_client(cluster, db);
     app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
-    app.batch_execute(&plant_sql()).unwrap_or_else(|e| panic!("plant as app: {}", describe(&e)));
+    app.batch_execute(NOTE).unwrap_or_else(|e| panic!("plant the recorder as app: {}", describe(&e)));
+    app.batch_execute(&plant_sql(false)).unwrap_or_else(|e| panic!("plant as app: {}", describe(&e)));
 }
 
-/// The shadows on the extension's types, once the extension exists in `db`.
+/// The look-alikes under the extension's names and on its types, once the
+/// extension exists in `db`.
 fn plant_on_types(cluster: &Cluster, db: &str, setup: &str) {
     let mut app = app_client(cluster, db);
     app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
-    app.batch_execute(TYPE_SHADOWS).unwrap_or_else(|e| panic!("plant on types as app: {}", describe(&e)));
+    app.batch_execute(&plant_sql(true)).unwrap_or_else(|e| panic!("plant on types as app: {}", describe(&e)));
 }
 
 /// What `app` gained or ran in `db` of `cluster`, one line each: what
@@ -515,6 +529,25 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     coordinator.sql("CREATE EXTENSION snowflake_id");
     plant_on_types(&worker, "postgres", NO_PROPAGATION);
     plant_on_types(&coordinator, "postgres", NO_PROPAGATION);
+    // A worker without the extension (created on the coordinator before
+    // Citus, a node added by hand...): app's own view under the name of the
+    // extension's status view, whose function runs as whoever reads it
+    // (helper-9's review: the watch's superuser read it every 10 s).
+    let bare = citus_node("worker2", 2);
+    coordinator.sql(&format!("SELECT citus_add_node('{}', {})", host(&bare), bare.port));
+    superuser_client(&bare, "postgres")
+        .batch_execute(&format!("{NO_PROPAGATION}; DROP EXTENSION IF EXISTS snowflake_id CASCADE"))
+        .unwrap_or_else(|e| panic!("drop the extension on worker2: {}", describe(&e)));
+    plant(&bare, "postgres", NO_PROPAGATION);
+    app_client(&bare, "postgres")
+        .batch_execute(&format!(
+            "{NO_PROPAGATION};
+             CREATE VIEW public.snowflake_id_status AS
+                 SELECT g::bigint AS worker_id, 10 AS worker_bits, 12 AS sequence_bits,
+                        '2025-01-01 00:00:00+00'::timestamptz AS epoch, NULL::text AS problem
+                   FROM public.hostile_rows('snowflake_id_status view') g;"
+        ))
+        .unwrap_or_else(|e| panic!("plant a status view on worker2: {}", describe(&e)));
 
     let mut violations = vec![];
     // A superuser's check: the status query runs on both nodes.
@@ -523,6 +556,9 @@ fn citus_watch_and_check_never_reach_planted_objects() {
             let problems: Vec<String> = rows.iter().map(|r| r.get::<_, String>(1)).collect();
             if !problems.iter().any(|p| p.contains("shared by")) {
                 violations.push(format!("the check did not see the shared worker id: {problems:?}"));
+            }
+            if !problems.iter().any(|p| p.contains("snowflake_id is not created in this database on the node")) {
+                violations.push(format!("the check did not name the worker without the extension: {problems:?}"));
             }
         }
         Err(e) => violations.push(format!("snowflake_cluster_check() failed: {}", describe(&e))),
@@ -539,7 +575,10 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     }
     // One more round of the watch, past the first warning.
     thread::sleep(Duration::from_secs(11));
-    assert_unharmed(&[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1")], violations);
+    assert_unharmed(
+        &[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1"), (&bare, "postgres", "worker2")],
+        violations,
+    );
 }
 
 /// A node with a worker id of its own, the extension created after app
@@ -652,9 +691,10 @@ fn convert_refuses_a_referencing_table_of_another_role() {
 
 /// Finding 6: a database at 0.1.0 where app planted
 /// `public.snowflake_nextval_at(timestamptz)`, the signature 0.4.0 adds.
-/// The update either fails with a message that names the object and the
-/// fix, or succeeds without ever calling app's function (a re-keying
-/// conversion then uses the extension's own); in no case does it run it.
+/// The update stops at each object of app's in its way with 42710, naming
+/// it and the fix (a DROP); once the DBA has followed each hint it goes
+/// through, and a re-keying conversion then uses the extension's own
+/// functions; nothing of app's runs at any point.
 #[test]
 fn update_from_0_1_0_is_neither_blocked_silently_nor_redirected() {
     let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 4"]);
@@ -670,34 +710,49 @@ fn update_from_0_1_0_is_neither_blocked_silently_nor_redirected() {
         .unwrap_or_else(|e| panic!("plant snowflake_nextval_at: {}", describe(&e)));
     let mut violations = vec![];
     let mut c = node.connect();
-    match c.batch_execute("ALTER EXTENSION snowflake_id UPDATE") {
-        Ok(()) => {
-            let version: String =
-                c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
-            if version != env!("CARGO_PKG_VERSION") {
-                violations.push(format!("updated to {version}, not {}", env!("CARGO_PKG_VERSION")));
-            }
-            // The extension's own past-instant IDs, through its SQL.
-            let probe = "CREATE TABLE imports (id serial PRIMARY KEY, at timestamptz NOT NULL);
-                         INSERT INTO imports (at) VALUES ('2025-06-01 00:00:00+00'), ('2025-06-02 00:00:00+00');
-                         SELECT * FROM snowflake_convert('imports', 'id', rekey_by => 'at');";
-            if let Err(e) = c.batch_execute(probe) {
-                violations.push(format!("a re-keying conversion after the update failed: {}", describe(&e)));
+    // The update refuses each object of app's in its way, naming it and the
+    // fix; the DBA follows the hint (drops it) and runs the update again,
+    // until it goes through. What it then installed must call nothing of app's.
+    let mut refused = vec![];
+    let updated = loop {
+        match c.batch_execute("ALTER EXTENSION snowflake_id UPDATE") {
+            Ok(()) => break true,
+            Err(e) => {
+                let db = e.as_db_error().expect("a database error");
+                let text = format!("{} {}: {} (hint: {:?})", db.severity(), db.code().code(), db.message(), db.hint());
+                let fix = db
+                    .hint()
+                    .and_then(|h| h.find("(DROP ").map(|i| &h[i + 1..]))
+                    .and_then(|h| h.find(";)").map(|j| h[..j].to_string()));
+                match fix {
+                    Some(drop) if db.code().code() == "42710" && refused.len() < 40 => {
+                        refused.push(db.message().to_string());
+                        c.batch_execute(&drop).unwrap_or_else(|e| panic!("{drop}: {}", describe(&e)));
+                    }
+                    _ => {
+                        violations.push(format!("the update failed without naming the object and the fix: {text}"));
+                        break false;
+                    }
+                }
             }
         }
-        Err(e) => {
-            let db = e.as_db_error().expect("a database error");
-            let named = format!("{} {}", db.message(), db.detail().unwrap_or("")).contains("snowflake_nextval_at");
-            if !named || db.hint().unwrap_or("").is_empty() {
-                violations.push(format!(
-                    "the update failed without naming the planted object and the fix: {} {}: {} (detail: {:?}, hint: {:?})",
-                    db.severity(),
-                    db.code().code(),
-                    db.message(),
-                    db.detail(),
-                    db.hint()
-                ));
-            }
+    };
+    if !refused.iter().any(|m| m.contains("snowflake_nextval_at")) {
+        violations.push(format!("the update never named app's snowflake_nextval_at(timestamptz): {refused:?}"));
+    }
+    if updated {
+        let version: String =
+            c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+        if version != env!("CARGO_PKG_VERSION") {
+            violations.push(format!("updated to {version}, not {}", env!("CARGO_PKG_VERSION")));
+        }
+        // The extension's own past-instant IDs, through its SQL, beside app's
+        // look-alikes of the names 0.1.0 had already.
+        let probe = "CREATE TABLE imports (id serial PRIMARY KEY, at timestamptz NOT NULL);
+                     INSERT INTO imports (at) VALUES ('2025-06-01 00:00:00+00'), ('2025-06-02 00:00:00+00');
+                     SELECT * FROM snowflake_convert('imports', 'id', rekey_by => 'at');";
+        if let Err(e) = c.batch_execute(probe) {
+            violations.push(format!("a re-keying conversion after the update failed: {}", describe(&e)));
         }
     }
     assert_unharmed(&[(&node, "postgres", "node")], violations);
@@ -773,4 +828,90 @@ fn the_registry_conninfo_never_reaches_an_ordinary_role() {
     }
     let places: Vec<(&Cluster, &str, &str)> = nodes.iter().map(|n| (n, "postgres", "node")).collect();
     assert_unharmed(&places, violations);
+}
+
+/// helper-9's review: a function of app's under a registry function's name
+/// with a defaulted extra argument makes the node's exactly typed calls
+/// "not unique" (42725) and would stop every node's lease with PostgreSQL's
+/// bare words. The node names it (its schema, signature and owner) in the
+/// status view and never calls it.
+#[test]
+fn an_ambiguous_overload_in_the_registry_is_named_and_never_called() {
+    let mut registry = Cluster::init(&[]);
+    registry.start();
+    plant(&registry, "postgres", "");
+    registry.sql("CREATE EXTENSION snowflake_id");
+    app_client(&registry, "postgres")
+        .batch_execute(
+            "CREATE FUNCTION public.snowflake_registry_acquire(a text, b integer, c integer, d bigint, e integer,
+                 f text, g integer, h text, i bigint, j bigint, k bigint, l bigint, x integer DEFAULT 0,
+                 OUT worker_id integer, OUT lease_epoch bigint, OUT holder_token bigint, OUT floor_tick bigint,
+                 OUT ceiling_tick bigint)
+                 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+             AS $s$ BEGIN PERFORM public.hostile_note('snowflake_registry_acquire(..., x integer DEFAULT 0)'); END $s$;",
+        )
+        .unwrap_or_else(|e| panic!("plant an ambiguous overload: {}", describe(&e)));
+    let registry_line = registry.registry_line();
+    let mut node = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", &registry_line]);
+    node.start();
+    node.sql("CREATE EXTENSION snowflake_id");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut error = String::new();
+    while !error.contains("not the extension's") && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(200));
+        error = node.query_text("SELECT coalesce(registry_error, '') FROM snowflake_id_status");
+    }
+    let mut violations = vec![];
+    for part in ["42725", "snowflake_registry_acquire(", "owned by role app"] {
+        if !error.contains(part) {
+            violations.push(format!("the node's registry_error does not name the overload ({part}): {error:?}"));
+        }
+    }
+    node.stop();
+    violations.extend(logged_calls(&node, "node"));
+    assert_unharmed(&[(&registry, "postgres", "registry")], violations);
+}
+
+/// helper-9's review: an overload of app's with a defaulted argument beside
+/// a function the 0.4.0 -> 0.5.0 bodies call made the security update stop
+/// with a bare "not unique", keeping 0.4.0's bodies. It is named with its
+/// owner and the fix; once dropped, the update goes through.
+#[test]
+fn an_update_from_0_4_0_names_an_overload_that_would_make_its_calls_ambiguous() {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 6"]);
+    node.sql("CREATE EXTENSION snowflake_id VERSION '0.4.0'");
+    plant(&node, "postgres", "");
+    app_client(&node, "postgres")
+        .batch_execute(
+            "CREATE FUNCTION public.snowflake_id_status(x integer DEFAULT 0) RETURNS TABLE (a integer)
+                 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+             AS $s$ BEGIN PERFORM public.hostile_note('snowflake_id_status(integer DEFAULT 0)'); RETURN; END $s$;",
+        )
+        .unwrap_or_else(|e| panic!("plant an ambiguous overload: {}", describe(&e)));
+    let mut violations = vec![];
+    let mut c = node.connect();
+    match c.batch_execute("ALTER EXTENSION snowflake_id UPDATE") {
+        Ok(()) => violations.push("the update went through beside an overload that makes its calls ambiguous".into()),
+        Err(e) => {
+            let db = e.as_db_error().expect("a database error");
+            if db.code().code() != "42710"
+                || !db.message().contains("snowflake_id_status(x integer)")
+                || !db.hint().unwrap_or("").contains("DROP FUNCTION")
+            {
+                violations.push(format!(
+                    "not named with the fix: {}: {} ({:?})",
+                    db.code().code(),
+                    db.message(),
+                    db.hint()
+                ));
+            }
+        }
+    }
+    c.batch_execute("DROP FUNCTION public.snowflake_id_status(integer); ALTER EXTENSION snowflake_id UPDATE")
+        .unwrap_or_else(|e| panic!("the update after the drop: {}", describe(&e)));
+    let version = node.query_text("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'");
+    if version != env!("CARGO_PKG_VERSION") {
+        violations.push(format!("updated to {version}"));
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
 }

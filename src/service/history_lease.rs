@@ -10,8 +10,8 @@ use std::time::Duration;
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::history::{Interval, RecordedClaim};
 
-use super::writer::query_keeps_going;
 use super::registry_session::{signature, RegistrySession};
+use super::writer::query_keeps_going;
 use crate::pg::libpq::Failure;
 use crate::pg::report::raise;
 use crate::settings::names::REGISTRY;
@@ -134,15 +134,18 @@ fn call(
                 );
             }
             raise(
-            PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
-            format!("snowflake_id: past-instant IDs need the registry, and it did not answer: {}", failure.public()),
-            Some(
-                "A claim of history slots under a leased worker id is recorded in the registry before it is used; \
+                PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                format!(
+                    "snowflake_id: past-instant IDs need the registry, and it did not answer: {}",
+                    failure.public()
+                ),
+                Some(
+                    "A claim of history slots under a leased worker id is recorded in the registry before it is used; \
                  live IDs go on."
-                    .into(),
-            ),
-            Some(format!("Check {REGISTRY} and the registry server, then try again.")),
-        )
+                        .into(),
+                ),
+                Some(format!("Check {REGISTRY} and the registry server, then try again.")),
+            )
         }
     }
 }

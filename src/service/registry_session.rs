@@ -58,7 +58,17 @@ impl RegistrySession {
             "SELECT pg_catalog.quote_ident(n.nspname),
                     c.oid IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a
                         WHERE a.attrelid = c.oid AND a.attname = 'instance' AND NOT a.attisdropped),
-                    pg_catalog.set_config('snowflake_registry.instance', $1::pg_catalog.text, false)
+                    pg_catalog.set_config('snowflake_registry.instance', $1::pg_catalog.text, false),
+                    (SELECT pg_catalog.format('function %s, owned by role %s', p.oid::pg_catalog.regprocedure,
+                                              p.proowner::pg_catalog.regrole)
+                       FROM pg_catalog.pg_proc p
+                      WHERE p.pronamespace = n.oid AND p.proname LIKE 'snowflake\\_registry\\_%'
+                        AND (p.pronargdefaults > 0 OR p.provariadic <> 0)
+                        AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                             WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                               AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                               AND d.refobjid = e.oid AND d.deptype = 'e')
+                      ORDER BY 1 LIMIT 1)
                FROM pg_catalog.pg_extension e
                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'snowflake_registry_leases'
@@ -78,6 +88,26 @@ impl RegistrySession {
         let mut fields = row.into_iter();
         let schema = fields.next().flatten().unwrap_or_default();
         let before_instances = fields.next().flatten().as_deref() == Some("t");
+        // Another role's function under a registry function's name, beside
+        // it, is never called (every call is named and typed); but one with
+        // a defaulted extra argument (or a variadic one) makes the call "not
+        // unique" (42725), which would stop every node's lease with
+        // PostgreSQL's bare words: named instead, with the fix.
+        if let Some(intruder) = fields.nth(1).flatten() {
+            return Err(Failure::Refused {
+                sqlstate: "42725".into(),
+                message: format!("the registry's schema {schema} has a {intruder} that is not the extension's and makes its calls ambiguous"),
+                detail: Some(
+                    "A function of that name beside the registry's own can make the node's calls ambiguous; \
+                     nothing of it is called."
+                        .into(),
+                ),
+                hint: Some(
+                    "Drop it or move it out of the schema, and keep CREATE on the registry's schema to its owner."
+                        .into(),
+                ),
+            });
+        }
         Ok((conninfo, RegistrySession { connection, schema, before_instances }))
     }
 

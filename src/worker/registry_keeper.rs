@@ -118,9 +118,8 @@ impl RegistryKeeper {
         params: &[Option<String>],
         keep_going: KeepGoing,
     ) -> Result<Vec<Vec<Option<String>>>, Failure> {
-        let result = self
-            .session(keep_going)
-            .and_then(|s| s.call(columns, function, types, params, CALL_TIMEOUT, keep_going));
+        let result =
+            self.session(keep_going).and_then(|s| s.call(columns, function, types, params, CALL_TIMEOUT, keep_going));
         if matches!(&result, Err(f) if f.unanswered()) {
             self.session = None; // reconnect next time (maybe to a new registry primary)
         }
@@ -244,26 +243,28 @@ impl RegistryKeeper {
         }
         let wanted = fixed.or(resumable.map(|(w, _)| w));
         let sent = Instant::now();
-        let result = connected.and_then(|_| self.call(
-            "worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick",
-            "snowflake_registry_acquire",
-            &signature::ACQUIRE,
-            &[
-                Some(namespace()),
-                Some(layout.worker_bits().to_string()),
-                Some(layout.sequence_bits().to_string()),
-                Some(layout.epoch_ms().to_string()),
-                wanted.map(|w| w.to_string()),
-                Some(system),
-                Some(timeline.to_string()),
-                Some(node_name()),
-                Some(now.to_string()),
-                Some(horizon_ms().to_string()),
-                resumable.map(|(_, l)| l.epoch.to_string()),
-                resumable.map(|(_, l)| l.token.to_string()),
-            ],
-            keep_going,
-        ));
+        let result = connected.and_then(|_| {
+            self.call(
+                "worker_id, lease_epoch, holder_token, floor_tick, ceiling_tick",
+                "snowflake_registry_acquire",
+                &signature::ACQUIRE,
+                &[
+                    Some(namespace()),
+                    Some(layout.worker_bits().to_string()),
+                    Some(layout.sequence_bits().to_string()),
+                    Some(layout.epoch_ms().to_string()),
+                    wanted.map(|w| w.to_string()),
+                    Some(system),
+                    Some(timeline.to_string()),
+                    Some(node_name()),
+                    Some(now.to_string()),
+                    Some(horizon_ms().to_string()),
+                    resumable.map(|(_, l)| l.epoch.to_string()),
+                    resumable.map(|(_, l)| l.token.to_string()),
+                ],
+                keep_going,
+            )
+        });
         match &result {
             Err(Failure::Unreachable(why) | Failure::Connection(why))
                 if own.is_some()
