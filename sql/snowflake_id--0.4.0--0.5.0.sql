@@ -534,8 +534,9 @@ DECLARE
     -- otherwise). A node without the extension (created on the coordinator
     -- before Citus, say) has no such view, and one an ordinary role created
     -- under that name would run its functions as the caller, a superuser
-    -- for the watch: such a node is named, never queried.
-    probe_query text := $q$SELECT pg_catalog.coalesce((
+    -- for the watch: such a node is named, never queried. (COALESCE is
+    -- grammar, not a function: nothing to qualify.)
+    probe_query text := $q$SELECT COALESCE((
         SELECT pg_catalog.quote_ident(n.nspname)
           FROM pg_catalog.pg_extension e
           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
