@@ -18,5 +18,5 @@ pub mod state_file;
 mod utc;
 
 pub use error::{Error, StoredLayout};
-pub use generator::{Clocks, Counters, Decision, GeneratorState, Policy, Step};
+pub use generator::{Clocks, Counters, Decision, GeneratorState, Policy, Run, Step};
 pub use layout::{Layout, Parts};
