@@ -45,7 +45,8 @@ impl GeneratorState {
         let Step::Issued { counter: first } = decision.step else {
             return Ok(Run { decision, count: 0 });
         };
-        let more = self.run_room(layout, now, policy).min(want.saturating_sub(1)).max(0);
+        // A single ID (every `snowflake_nextval()`) skips the arithmetic.
+        let more = if want > 1 { self.run_room(layout, now, policy).min(want - 1).max(0) } else { 0 };
         if more > 0 {
             let s = layout.sequence_bits();
             let last = first + more;
