@@ -228,3 +228,43 @@ fn keeper_pid(cluster: &Cluster) -> i32 {
 fn signal(pid: i32, signal: &str) {
     assert!(Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status().expect("kill").success());
 }
+
+/// With a worker id leased from a registry that went away, blocks stop at
+/// the lease's ceiling: a block that would pass it is refused whole (55000),
+/// and no ID of any block returned is past it. 1 ID per ms and no
+/// `max_drift`, so that blocks run the logical clock to the ceiling at once.
+#[test]
+fn blocks_never_pass_the_lease_ceiling() {
+    let mut registry = Cluster::registry();
+    let node = Cluster::leased_node(
+        &registry,
+        "a",
+        &["snowflake_id.registry_lease = '3s'", "snowflake_id.sequence_bits = 0", "snowflake_id.max_drift = 0"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut client = node.connect();
+    while client.query("SELECT snowflake_nextval_array(1)", &[]).is_err() {
+        assert!(Instant::now() < deadline, "no lease after 30 s\n{}", node.log());
+        thread::sleep(Duration::from_millis(200));
+    }
+    registry.stop_immediate();
+    let mut got: Vec<i64> = Vec::new();
+    let e = loop {
+        match client.query_one("SELECT snowflake_nextval_array(500)", &[]) {
+            Ok(row) => got.extend(row.get::<_, Vec<i64>>(0)),
+            Err(e) => break common::DbError::of(e.as_db_error().expect("a server error")),
+        }
+        assert!(got.len() < 1_000_000, "a lease of 3 s gave {} IDs at 1 per ms", got.len());
+    };
+    assert_eq!(e.code, "55000", "{e:?}");
+    assert!(!got.is_empty(), "blocks within the lease are served while the registry is down");
+    assert_strictly_increasing(&got, "blocks under a lease");
+    let past = client
+        .query_one(
+            "SELECT count(*) FROM unnest($1::bigint[]) id, snowflake_id_status s WHERE snowflake_timestamp(id) > s.lease_ceiling",
+            &[&got],
+        )
+        .expect("ceiling")
+        .get::<_, i64>(0);
+    assert_eq!(past, 0, "IDs past the lease ceiling");
+}

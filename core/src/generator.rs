@@ -38,8 +38,7 @@ use crate::{history, Error, Layout};
 // `GeneratorState`, kept apart so that each file has one job).
 mod mark_rule;
 // Runs: many consecutive IDs in one step, for blocks of IDs.
-mod run;
-pub use run::Run;
+pub mod run;
 
 /// While the wall clock is behind the reference (a step back not caught up),
 /// the reference advances by at most this much (ms) per reading. Callers
