@@ -24,8 +24,8 @@ fn snowflake_nextval() -> i64 {
 /// The most IDs one block call hands out. A million IDs are 8 MB in the
 /// caller's memory and a quarter of a second of the default layout's
 /// numbering; more in one call is far more likely a mistake (a row count
-/// passed for a byte count) than a need, and would stall the server's other
-/// callers behind the logical clock for as long.
+/// passed for a byte count) than a need, and would run the logical clock as
+/// far ahead of the wall clock, or make the caller wait it out (`max_drift`).
 pub const MAX_BLOCK: i32 = 1_000_000;
 
 /// `n` new IDs in ascending order, one row each: for keys an application
