@@ -146,11 +146,21 @@ python3 scripts/check_doc_links.py
 block "core: unit and property tests, no PostgreSQL"
 cargo test -p snowflake_id_core
 
-block "client test dependency: psycopg 3 in a virtualenv (target/test-venv)"
+block "client test dependencies: psycopg, SQLAlchemy, Django (target/test-venv); pg, knex (target/test-node)"
 venv=target/test-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check 'psycopg[binary]==3.3.9'
+# Exact versions, dependencies included: pip does nothing when they are there.
+"$venv/bin/pip" install -q --disable-pip-version-check -r tests/clients/requirements.txt
 export SNOWFLAKE_TEST_PYTHON="$PWD/$venv/bin/python"
+# npm ci of the committed lock file; again only when the lock file changed
+# (npm ci always starts from an empty node_modules).
+node_dir=target/test-node
+if ! cmp -s tests/clients/node/package-lock.json "$node_dir/package-lock.json" || [ ! -d "$node_dir/node_modules/knex" ]; then
+    mkdir -p "$node_dir"
+    cp tests/clients/node/package.json tests/clients/node/package-lock.json "$node_dir/"
+    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+export SNOWFLAKE_TEST_NODE_MODULES="$PWD/$node_dir/node_modules"
 
 if in_list 15 "$PG_MAJORS"; then
     block "PostgreSQL 15: the Debian package (tests/package.rs installs and removes it)"
@@ -196,7 +206,7 @@ BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=4 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60)
+    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10)
 
 # Runs test binaries $3... one after another against the server of major $1
 # (bin dir $2), every one of them (no fail fast); fails when one did. Says

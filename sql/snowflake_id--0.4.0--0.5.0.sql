@@ -1,5 +1,6 @@
 -- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (issue 32: no role
--- gains through the extension, invariant 11; issue 34: short text forms).
+-- gains through the extension, invariant 11; issue 34: short text forms and
+-- blocks of IDs).
 -- Install the 0.5.0 library first (it serves 0.4.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
 -- grants and views are untouched: every statement below replaces the body of
@@ -23,7 +24,8 @@
 DO $guard$
 DECLARE
     functions pg_catalog.name[] := ARRAY[
-        'snowflake_to_base62', 'snowflake_to_base32', 'snowflake_from_base62', 'snowflake_from_base32'
+        'snowflake_to_base62', 'snowflake_to_base32', 'snowflake_from_base62', 'snowflake_from_base32',
+        'snowflake_nextval_block', 'snowflake_nextval_array'
     ]::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY[]::pg_catalog.name[];
     ext pg_catalog.oid;
@@ -712,3 +714,17 @@ CREATE FUNCTION @extschema@.snowflake_from_base32(text pg_catalog.text) RETURNS 
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c
     AS 'MODULE_PATHNAME', 'snowflake_from_base32_wrapper';
+
+-- ============================================================================
+-- 8. Blocks of IDs in one call (issue 34, item 1): n ascending IDs, each with
+--    every guarantee of snowflake_nextval(), for keys assigned before an
+--    insert (src/api/functions.rs). Like snowflake_nextval(), open to PUBLIC.
+-- ============================================================================
+CREATE FUNCTION @extschema@.snowflake_nextval_block(n pg_catalog.int4) RETURNS SETOF pg_catalog.int8
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_nextval_block_wrapper';
+CREATE FUNCTION @extschema@.snowflake_nextval_array(n pg_catalog.int4) RETURNS pg_catalog.int8[]
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c
+    AS 'MODULE_PATHNAME', 'snowflake_nextval_array_wrapper';

@@ -1,6 +1,9 @@
-//! Application clients: a Python program using psycopg 3 (from PyPI, in the
-//! test virtualenv that scripts/test.sh makes) inserts with `RETURNING id`,
-//! decodes and round-trips IDs exactly against a real server.
+//! Application clients against a real server, each doing what the README
+//! and docs/applications.md tell its users: psycopg 3, SQLAlchemy 2 and
+//! Django 5.2 (from PyPI, in the test virtualenv that scripts/test.sh makes,
+//! versions pinned in tests/clients/requirements.txt), node-postgres and
+//! Knex (from npm, `npm ci` of tests/clients/node/package-lock.json into
+//! target/test-node).
 
 mod common;
 
@@ -8,23 +11,51 @@ use std::process::Command;
 
 use common::Cluster;
 
-#[test]
-fn psycopg_inserts_decodes_and_round_trips_ids() {
+fn python() -> String {
     let python = std::env::var("SNOWFLAKE_TEST_PYTHON")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-venv/bin/python").to_string());
     assert!(std::path::Path::new(&python).exists(), "{python} is missing: run scripts/test.sh, which makes it");
+    python
+}
+
+/// Runs `program` with the server's socket directory and port as its
+/// arguments, on a fresh server with worker id 7; asserts it succeeded and
+/// printed `ok_line`.
+fn run_client(mut program: Command, ok_line: &str) {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 7"]);
-    let out = Command::new(&python)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/psycopg_roundtrip.py"))
-        .arg(cluster.socket_dir())
-        .arg(cluster.port.to_string())
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "psycopg client failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("round trip: ok"));
+    let out = program.arg(cluster.socket_dir()).arg(cluster.port.to_string()).output().expect("run the client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(ok_line), "{stdout}");
+}
+
+fn python_client(script: &str) -> Command {
+    let mut command = Command::new(python());
+    command.arg(format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR")));
+    command
+}
+
+#[test]
+fn psycopg_inserts_decodes_and_round_trips_ids() {
+    run_client(python_client("psycopg_roundtrip.py"), "round trip: ok");
+}
+
+#[test]
+fn sqlalchemy_batches_orm_inserts_and_keys_a_parent_and_children_from_a_block() {
+    run_client(python_client("sqlalchemy_orm.py"), "sqlalchemy: ok");
+}
+
+#[test]
+fn django_bulk_create_returns_every_key() {
+    run_client(python_client("django_bulk.py"), "django: ok");
+}
+
+#[test]
+fn node_postgres_and_knex_keep_ids_exact() {
+    let modules = std::env::var("SNOWFLAKE_TEST_NODE_MODULES")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-node/node_modules").to_string());
+    assert!(std::path::Path::new(&modules).join("knex").exists(), "{modules} lacks knex: run scripts/test.sh");
+    let mut node = Command::new("node");
+    node.env("NODE_PATH", &modules).arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node/pg_and_knex.js"));
+    run_client(node, "node-postgres and knex: ok");
 }

@@ -37,6 +37,8 @@ use crate::{history, Error, Layout};
 // The mark rule: how far each durable mark reaches (more methods of
 // `GeneratorState`, kept apart so that each file has one job).
 mod mark_rule;
+// Runs: many consecutive IDs in one step, for blocks of IDs.
+pub mod run;
 
 /// While the wall clock is behind the reference (a step back not caught up),
 /// the reference advances by at most this much (ms) per reading. Callers

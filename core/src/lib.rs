@@ -19,5 +19,6 @@ pub mod state_file;
 mod utc;
 
 pub use error::{Error, StoredLayout};
+pub use generator::run::Run;
 pub use generator::{Clocks, Counters, Decision, GeneratorState, Policy, Step};
 pub use layout::{Layout, Parts};

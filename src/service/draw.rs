@@ -130,27 +130,51 @@ pub fn check_may_issue(function: &str) {
 }
 
 pub fn next_id() -> i64 {
-    check_may_issue(NEXTVAL);
+    let mut id = 0;
+    draw(NEXTVAL, 1, |layout, counter, _, worker_id| id = layout.id_from_counter(counter, worker_id));
+    id
+}
+
+/// `n` IDs in ascending order, each with every guarantee of a single one,
+/// drawn in runs (core `next_run`): one spinlock hold per run, not per ID.
+/// Another backend's IDs may fall between two runs, as between two calls.
+/// `n` is checked by the caller (1 ..= the documented maximum).
+pub fn next_block(function: &str, n: i64) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    draw(function, n, |layout, first, count, worker_id| {
+        ids.extend((first..first + count).map(|counter| layout.id_from_counter(counter, worker_id)))
+    });
+    ids
+}
+
+/// Draws `want` IDs (at least one), handing each run to `issued` as the
+/// layout, its first counter, its length and the worker id it carries.
+/// Everything slow a step asks for (re-reading the clock, a mark write, a
+/// `max_drift` wait, a start) happens here between lock holds.
+#[inline(always)]
+fn draw(function: &str, want: i64, mut issued: impl FnMut(&Layout, i64, i64, i64)) {
+    check_may_issue(function);
     let (layout, setting_worker_id) = checked_settings().unwrap_or_else(|refusal| refusal.raise());
     let policy = policy();
     let mut confirm = None;
+    let mut left = want.max(1);
     loop {
         let now = now_unix_ms().saturating_sub(layout.epoch_ms());
         // With a registry the worker id, and whether a lease is in force at
         // all, are read in the same lock hold as the step: the keeper may
         // switch to another worker id (a new lease) at any moment, an ID must
-        // carry the one whose lease allowed its tick, and one hold per ID
+        // carry the one whose lease allowed its tick, and one hold per run
         // costs half of two.
-        let (decision, worker_id) = {
+        let (run, worker_id) = {
             let mut shared = shmem::lock();
             match setting_worker_id {
                 Some(worker_id) => {
-                    (shared.generator.as_mut().map(|g| g.next(&layout, now, policy, confirm)), worker_id)
+                    (shared.generator.as_mut().map(|g| g.next_run(&layout, now, policy, confirm, left)), worker_id)
                 }
                 None if shared.registry.lease.is_none() => (None, -1),
                 None => {
                     let worker_id = shared.registry.worker_id;
-                    (shared.generator.as_mut().map(|g| g.next(&layout, now, policy, confirm)), worker_id)
+                    (shared.generator.as_mut().map(|g| g.next_run(&layout, now, policy, confirm, left)), worker_id)
                 }
             }
         };
@@ -161,16 +185,24 @@ pub fn next_id() -> i64 {
             continue;
         }
         confirm = None;
-        let Some(decision) = decision else {
+        let Some(run) = run else {
             start(&layout, worker_id);
             continue;
         };
-        let decision = decision.unwrap_or_else(|e| step_refusal(&layout, &e).raise());
-        if decision.stepped_back_ms > 0 {
-            warn_step_back(decision.stepped_back_ms, false);
+        let run = run.unwrap_or_else(|e| step_refusal(&layout, &e).raise());
+        if run.decision.stepped_back_ms > 0 {
+            warn_step_back(run.decision.stepped_back_ms, false);
         }
-        match decision.step {
-            Step::Issued { counter } => return layout.id_from_counter(counter, worker_id),
+        match run.decision.step {
+            Step::Issued { counter } => {
+                issued(&layout, counter, run.count, worker_id);
+                left -= run.count;
+                if left <= 0 {
+                    return;
+                }
+                // A block of many runs answers a cancel between them.
+                check_for_interrupts();
+            }
             Step::Recheck { seen } => confirm = Some(seen),
             Step::NeedMark { through, target } => {
                 if let Err(e) = reserve(&layout, worker_id, through, target, None, Kind::Mark, query_keeps_going) {
