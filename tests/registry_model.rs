@@ -13,9 +13,11 @@
 //! highest ceiling its holder was answered (or, once released, the ceiling
 //! its release left).
 //!
-//! The registry's clock is frozen (libfaketime, an absolute time the test
-//! rewrites), so the SQL's `clock_timestamp()` is exactly the model's clock
-//! and staleness and the silence are compared at their very boundaries. A
+//! The registry's clock is frozen (libfaketime, an absolute time to the
+//! millisecond that the test rewrites), so the SQL's `clock_timestamp()` is
+//! exactly the model's clock, and the histories move it to a millisecond
+//! before, at and after where a lease goes stale or its holder's silence
+//! ends. A
 //! failure prints the shrunk history and, step by step, what each side
 //! answered. `SNOWFLAKE_MODEL_CASES` sets the number of histories.
 
@@ -132,8 +134,15 @@ enum Step {
         last_tick: LastTick,
         instance: Option<i64>,
     },
-    /// The registry's clock moves by this many seconds (back when negative).
+    /// The registry's clock moves by this many ms (back when negative).
     Clock(i64),
+    /// The registry's clock moves to `off` ms from where a lease (of the
+    /// model's table) goes stale, or from where its holder's silence ends.
+    Boundary {
+        lease: Index,
+        silence: bool,
+        off: i64,
+    },
     /// The node a lease was granted to starts again and presents it: the
     /// same postmaster (its keeper restarted), another one (a crash
     /// restart, or a copy of its data directory), or one of a node older
@@ -164,8 +173,8 @@ fn tick() -> impl Strategy<Value = Tick> {
     ]
 }
 
-/// Whole seconds (where staleness and the silence have their boundaries
-/// on the frozen clock's whole seconds), odd ones, and refused ones.
+/// Whole seconds, odd ones (their staleness and silence end in the middle
+/// of a second), any, and refused ones.
 fn horizon() -> impl Strategy<Value = i64> {
     prop_oneof![
         12 => prop::sample::select(vec![1i64, 7, 999, 1_000, 2_500, 4_000, 30_000, 30_001, 60_000]),
@@ -232,9 +241,15 @@ fn step() -> impl Strategy<Value = Step> {
         instance,
     });
     let clock = prop_oneof![
-        8 => prop::sample::select(vec![1i64, 2, 4, 5, 6, 7, 9, 10, 11, 14, 20, 31, 40, 41, 60]),
-        1 => prop::sample::select(vec![-1i64, -10, -3_600, 3_600, 86_400]),
+        4 => prop::sample::select(vec![1i64, 2, 4, 5, 6, 7, 9, 10, 11, 14, 20, 31, 40, 41, 60]).prop_map(|s| s * 1_000),
+        4 => 1i64..45_000,
+        1 => prop::sample::select(vec![-1i64, -10, -3_600, 3_600, 86_400]).prop_map(|s| s * 1_000),
     ];
+    let boundary = (any::<Index>(), any::<bool>(), -1i64..=1).prop_map(|(lease, silence, off)| Step::Boundary {
+        lease,
+        silence,
+        off,
+    });
     let restart = (any::<Index>(), any::<bool>(), tick(), horizon(), instance()).prop_map(
         |(lease, auto, tick, horizon_ms, instance)| Step::Restart { lease, auto, tick, horizon_ms, instance },
     );
@@ -243,7 +258,8 @@ fn step() -> impl Strategy<Value = Step> {
         2 => restart,
         4 => renew,
         1 => release,
-        3 => clock.prop_map(Step::Clock),
+        2 => clock.prop_map(Step::Clock),
+        2 => boundary,
     ]
 }
 
@@ -396,15 +412,13 @@ impl SqlRegistry {
             .unwrap();
     }
 
-    /// Frozen at `now_ms`, which must be a whole second (libfaketime's
-    /// absolute times are).
+    /// Frozen at `now_ms`. libfaketime reads an absolute time (`%s` in
+    /// `FAKETIME_FMT`) and its fraction as a double less its floor, then
+    /// truncates to nanoseconds: ".002" after a 6 came out as 1,999,999 ns,
+    /// a microsecond early for PostgreSQL. Half a microsecond more makes
+    /// every millisecond exact.
     fn set_clock(&mut self, now_ms: i64) {
-        assert_eq!(now_ms % 1_000, 0);
-        self.clock.set(&(now_ms / 1_000).to_string());
-    }
-
-    fn now_ms(&mut self) -> i64 {
-        self.client.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[]).unwrap().get(0)
+        self.clock.set(&format!("{}.{:03}0005", now_ms.div_euclid(1_000), now_ms.rem_euclid(1_000)));
     }
 
     fn set_instance(&mut self, instance: Option<i64>) {
@@ -732,6 +746,13 @@ struct Used {
 }
 
 impl Used {
+    fn named_by(&self, c: &LeaseCall) -> bool {
+        Some(&self.namespace) == c.namespace.as_ref()
+            && Some(self.worker_id) == c.worker_id
+            && Some(self.epoch) == c.epoch
+            && Some(self.token) == c.token
+    }
+
     fn call(&self) -> LeaseCall {
         LeaseCall {
             namespace: Some(self.namespace.clone()),
@@ -857,13 +878,31 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
     let mut used: Vec<Used> = vec![];
     let mut trace = format!("preset namespace's stale margin: {} ms\n", history.margin_ms);
     for (n, step) in history.steps.iter().enumerate() {
+        let what = if matches!(step, Step::Restart { .. }) { "restart: acquire" } else { "acquire" };
         let step = &as_acquire(&used, step);
         let registry_tick = model.now_ms - DEFAULT_EPOCH_MS;
         let (line, agree) = match step {
-            Step::Clock(s) => {
-                model.now_ms += s * 1_000;
+            Step::Clock(ms) => {
+                model.now_ms += ms;
                 sql.set_clock(model.now_ms);
-                (format!("registry clock {s:+} s"), true)
+                (format!("registry clock {ms:+} ms"), true)
+            }
+            Step::Boundary { lease, silence, off } => {
+                let rows: Vec<_> = model.rows.iter().collect();
+                let line = match (!rows.is_empty()).then(|| rows[lease.index(rows.len())]) {
+                    None => "registry clock stays (no lease yet)".to_string(),
+                    Some(((namespace, worker_id), row)) => {
+                        let (h, margin) = (row.holder.horizon_ms, model.namespaces[namespace].margin_ms);
+                        let from = if *silence { lease::silence_ms(h) } else { h + margin };
+                        model.now_ms = row.holder.renewed_at_ms + from + off;
+                        sql.set_clock(model.now_ms);
+                        let what = if *silence { "its silence ends" } else { "it goes stale" };
+                        format!(
+                            "registry clock to {off:+} ms from where {namespace} worker id {worker_id}'s lease {what}"
+                        )
+                    }
+                };
+                (line, true)
             }
             Step::Restart { .. } => unreachable!("made an acquire above"),
             Step::Acquire { instance, node, layout, .. } => {
@@ -898,12 +937,12 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                         }),
                     }
                 }
-                let what = match (&m, model.last_kind) {
+                let reached = match (&m, model.last_kind) {
                     (Ok(_), Some(kind)) => format!("acquire: {kind:?}"),
                     (m, _) => format!("acquire: {}", outcome(m)),
                 };
-                *seen.entry(what).or_default() += 1;
-                (format!("acquire {call:?} instance {instance:?}\n      sql {s:?}\n      rust {m:?}"), agree)
+                *seen.entry(reached).or_default() += 1;
+                (format!("{what} {call:?} instance {instance:?}\n      sql {s:?}\n      rust {m:?}"), agree)
             }
             Step::Renew { lease, tick, horizon_ms, instance, null_arg } => {
                 let mut call = lease_call(&used, *lease);
@@ -917,13 +956,7 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                 let m = model.renew(&call, node_tick, horizon, *instance);
                 *seen.entry(format!("renew: {}", outcome(&m))).or_default() += 1;
                 if let Ok(c) = s {
-                    let named = |u: &&mut Used| {
-                        Some(&u.namespace) == call.namespace.as_ref()
-                            && Some(u.worker_id) == call.worker_id
-                            && Some(u.epoch) == call.epoch
-                            && Some(u.token) == call.token
-                    };
-                    if let Some(u) = used.iter_mut().find(named) {
+                    if let Some(u) = used.iter_mut().find(|u| u.named_by(&call)) {
                         u.top = u.top.max(c);
                     }
                 }
@@ -953,13 +986,7 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                         .rows()
                         .into_iter()
                         .find(|r| Some(&r.namespace) == call.namespace.as_ref() && Some(r.worker_id) == call.worker_id);
-                    let named = |u: &&mut Used| {
-                        Some(&u.namespace) == call.namespace.as_ref()
-                            && Some(u.worker_id) == call.worker_id
-                            && Some(u.epoch) == call.epoch
-                            && Some(u.token) == call.token
-                    };
-                    if let (Some(u), Some(left)) = (used.iter_mut().find(named), left) {
+                    if let (Some(u), Some(left)) = (used.iter_mut().find(|u| u.named_by(&call)), left) {
                         u.top = left.ceiling;
                     }
                 }
@@ -971,7 +998,7 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                 )
             }
         };
-        let _ = writeln!(trace, "  {n:2}. at {} s: {line}", model.now_ms / 1_000 - START_S);
+        let _ = writeln!(trace, "  {n:2}. at {} ms: {line}", model.now_ms - START_S * 1_000);
         if !agree {
             return Err(format!("{trace}step {n}: the answers differ"));
         }
@@ -1000,10 +1027,17 @@ fn the_sql_registry_answers_as_the_rust_rule() {
     cluster.start();
     cluster.sql("CREATE EXTENSION snowflake_id");
     let mut sql = SqlRegistry::new(&cluster, clock);
-    sql.set_clock(START_S * 1_000);
-    let frozen = sql.now_ms();
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    assert_eq!((frozen, sql.now_ms()), (START_S * 1_000, START_S * 1_000), "the registry's clock is not frozen");
+    // Frozen, and on the very millisecond (to the microsecond): a clock
+    // a microsecond off moves staleness across its boundary.
+    for ms in (0..1_000).step_by(7).chain([6_002, 86_399_999]) {
+        let at = START_S * 1_000 + ms;
+        sql.set_clock(at);
+        let read = || "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
+        let first: i64 = sql.client.query_one(read(), &[]).unwrap().get(0);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second: i64 = sql.client.query_one(read(), &[]).unwrap().get(0);
+        assert_eq!((first, second), (at * 1_000, at * 1_000), "the registry's clock is not frozen at {at} ms");
+    }
 
     let cases = std::env::var("SNOWFLAKE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let config = Config {
