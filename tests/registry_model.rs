@@ -843,6 +843,26 @@ fn acquire_call(used: &[Used], now_ms: i64, step: &Step) -> AcquireCall {
     }
 }
 
+/// proptest's shrinking of a vector stops removing steps once it has begun
+/// to simplify them; this removes every step the failure does not need
+/// (the failing step's successors first), and says how it fails then.
+fn minimise(sql: &mut SqlRegistry, mut history: History) -> (History, String) {
+    let mut fails = |h: &History| play(sql, h, &mut BTreeMap::new()).err();
+    let mut why = fails(&history).expect("the shrunk history fails again");
+    let mut removed = true;
+    while removed {
+        removed = false;
+        for i in (0..history.steps.len()).rev() {
+            let mut fewer = history.clone();
+            fewer.steps.remove(i);
+            if let Some(w) = fails(&fewer) {
+                (history, why, removed) = (fewer, w, true);
+            }
+        }
+    }
+    (history, why)
+}
+
 /// A [`Step::Restart`] as the acquire it makes; other steps as they are.
 fn as_acquire(used: &[Used], step: &Step) -> Step {
     let Step::Restart { lease, auto, tick, horizon_ms, instance } = *step else {
@@ -1039,7 +1059,7 @@ fn the_sql_registry_answers_as_the_rust_rule() {
         assert_eq!((first, second), (at * 1_000, at * 1_000), "the registry's clock is not frozen at {at} ms");
     }
 
-    let cases = std::env::var("SNOWFLAKE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let cases = std::env::var("SNOWFLAKE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
     let config = Config {
         cases,
         failure_persistence: None,
@@ -1056,7 +1076,8 @@ fn the_sql_registry_answers_as_the_rust_rule() {
     });
     match result {
         Ok(()) => {}
-        Err(TestError::Fail(why, history)) => {
+        Err(TestError::Fail(_, history)) => {
+            let (history, why) = minimise(&mut sql.borrow_mut(), history);
             panic!("the SQL registry and the Rust rule part ways\n{why}\nshrunk history: {history:#?}")
         }
         Err(TestError::Abort(why)) => panic!("aborted: {why}"),
