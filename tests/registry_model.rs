@@ -17,9 +17,9 @@
 //! millisecond that the test rewrites), so the SQL's `clock_timestamp()` is
 //! exactly the model's clock, and the histories move it to a millisecond
 //! before, at and after where a lease goes stale or its holder's silence
-//! ends. A
-//! failure prints the shrunk history and, step by step, what each side
-//! answered. `SNOWFLAKE_MODEL_CASES` sets the number of histories.
+//! ends. A failure prints the shrunk history, cut down to the steps it
+//! needs, and step by step what each side answered.
+//! `SNOWFLAKE_MODEL_CASES` sets the number of histories (600 by default).
 
 mod common;
 
