@@ -206,7 +206,8 @@ BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10)
+    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10
+    [registry_model]=60)
 
 # Runs test binaries $3... one after another against the server of major $1
 # (bin dir $2), every one of them (no fail fast); fails when one did. Says

@@ -1,7 +1,8 @@
 //! The registry lease rule: how a worker id is shared in time between the
 //! servers that hold it one after another (or, in a split brain, at once).
 //! This file is the one place the rule is written down; `sql/registry.sql`
-//! (the registry's side) computes the same numbers in SQL, and
+//! (the registry's side) computes the same numbers in SQL (checked against
+//! this file on a real server by `tests/registry_model.rs`), and
 //! `src/service/lease.rs` and `src/worker/registry_keeper.rs` (the node's
 //! side) call the functions here.
 //!
@@ -177,6 +178,46 @@ pub fn release(range: Range, last_tick: i64) -> i64 {
 /// the horizon it decides only how soon a takeover may happen.
 pub fn is_stale(renewed_at_ms: i64, horizon_ms: i64, stale_margin_ms: i64, now_ms: i64) -> bool {
     renewed_at_ms + horizon_ms + stale_margin_ms < now_ms
+}
+
+/// Whether the worker id whose current lease is `held` is free to any node
+/// now: released at a clean stop, or [stale](is_stale). (A live one may
+/// still be taken by its holder's own cluster, see [`takeover`].)
+pub fn is_free(held: &Holder, stale_margin_ms: i64, now_ms: i64) -> bool {
+    held.released || is_stale(held.renewed_at_ms, held.horizon_ms, stale_margin_ms, now_ms)
+}
+
+/// The worker id a node asking for any (`auto`) is given to try, among
+/// `0 ..= max_worker` whose current leases are `leases` (worker id and
+/// holder, in any order; a worker id never granted has none), or `None`
+/// when every one is held live (SQLSTATE SFL04).
+///
+/// First the one whose lease the claimant presents from its disk, of its
+/// own cluster and not released (a restart keeps its worker id, whatever
+/// [`takeover`] then says of it: a copy of a running holder must be
+/// refused, not handed another id); then the lowest [free](is_free) one,
+/// so that a fleet fills the low ids and leaves the high ones unused.
+pub fn auto_worker<'a>(
+    leases: impl IntoIterator<Item = (i64, &'a Holder)> + Clone,
+    claimant: &Claimant,
+    max_worker: i64,
+    stale_margin_ms: i64,
+    now_ms: i64,
+) -> Option<i64> {
+    let own = leases.clone().into_iter().find(|(_, held)| {
+        held.system_identifier == claimant.system_identifier
+            && claimant.resume == Some((held.epoch, held.token))
+            && !held.released
+    });
+    if let Some((worker_id, _)) = own {
+        return Some(worker_id);
+    }
+    let held_live: std::collections::BTreeSet<i64> = leases
+        .into_iter()
+        .filter(|(_, held)| !is_free(held, stale_margin_ms, now_ms))
+        .map(|(worker_id, _)| worker_id)
+        .collect();
+    (0..=max_worker).find(|w| !held_live.contains(w))
 }
 
 /// The registry's record of a worker id's current lease, as far as the
@@ -454,6 +495,31 @@ mod tests {
         ] {
             assert_eq!(takeover(Some(&held), &claimant, 10_000, 20_000), Err(Busy::Held), "{claimant:?}");
         }
+    }
+
+    #[test]
+    fn auto_takes_the_lease_on_disk_first_then_the_lowest_free_id() {
+        let live = SAMPLE_HOLDER;
+        let released = Holder { released: true, token: 5, ..live };
+        let stale = Holder { renewed_at_ms: 0, token: 6, ..live };
+        let leases = [(0, live), (1, released), (2, stale)];
+        let leases = || leases.iter().map(|(w, h)| (*w, h));
+        let other = Claimant { system_identifier: 9, timeline: 2, resume: None, instance: Some(5) };
+        // At 30 s the lease renewed at 0 is stale (30 s + 0 margin), the one at 10 s not.
+        assert_eq!(auto_worker(leases(), &other, 3, 0, 30_001), Some(1));
+        assert_eq!(auto_worker(leases().skip(1), &other, 3, 0, 30_001), Some(0), "never granted");
+        let all_live = [(0, live), (1, Holder { token: 8, ..live })];
+        let all_live = || all_live.iter().map(|(w, h)| (*w, h));
+        assert_eq!(auto_worker(all_live(), &other, 1, 0, 30_001), None);
+        assert_eq!(auto_worker(all_live(), &other, 2, 0, 30_001), Some(2));
+        // The lease on disk first, live or not, and whatever the timeline.
+        let own = Claimant { system_identifier: 1, timeline: 1, resume: Some((3, 8)), instance: None };
+        assert_eq!(auto_worker(all_live(), &own, 1, 0, 30_001), Some(1));
+        assert_eq!(auto_worker(all_live(), &Claimant { system_identifier: 9, ..own }, 1, 0, 30_001), None);
+        // A released lease on disk is not one's own any more.
+        assert_eq!(auto_worker(leases(), &Claimant { resume: Some((3, 5)), ..own }, 3, 0, 30_001), Some(1));
+        assert_eq!(auto_worker(leases(), &Claimant { resume: Some((3, 5)), ..own }, 3, 0, 20_000), Some(1));
+        assert_eq!(auto_worker(leases(), &Claimant { resume: Some((3, 6)), ..own }, 3, 0, 20_000), Some(2));
     }
 
     #[test]

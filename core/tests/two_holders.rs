@@ -216,10 +216,6 @@ struct Granted {
 }
 
 impl Registry {
-    fn free(&self, row: &Row, now: i64) -> bool {
-        row.holder.released || lease::is_stale(row.holder.renewed_at_ms, row.holder.horizon_ms, self.margin, now)
-    }
-
     /// `snowflake_registry_acquire`.
     fn acquire(
         &mut self,
@@ -234,14 +230,8 @@ impl Registry {
         let wanted = match wanted {
             Some(w) => w,
             None => {
-                let own = self.rows.iter().find(|(_, r)| {
-                    r.holder.system_identifier == claimant.system_identifier
-                        && claimant.resume == Some((r.holder.epoch, r.holder.token))
-                        && !r.holder.released
-                });
-                let own = own.map(|(w, _)| *w);
-                own.or_else(|| (0..=max_worker).find(|w| self.rows.get(w).is_none_or(|r| self.free(r, now))))
-                    .ok_or("SFL04")?
+                let leases = self.rows.iter().map(|(w, r)| (*w, &r.holder));
+                lease::auto_worker(leases, &claimant, max_worker, self.margin, now).ok_or("SFL04")?
             }
         };
         let old = self.rows.get(&wanted);
