@@ -5,4 +5,5 @@
 pub mod compat;
 pub mod functions;
 pub mod planner;
+pub mod received;
 pub mod status;
