@@ -49,10 +49,12 @@ BEGIN
          WHERE tbl IS NULL OR d.adrelid = tbl
          GROUP BY a.attrelid
     LOOP
-        -- A trigger already there with these columns and enabled as REPLICA: done.
+        -- A trigger already there with these columns, enabled as REPLICA (or
+        -- ALWAYS, or disabled: the DBA's choice, kept): done. One enabled
+        -- for local sessions ('O', as CREATE TRIGGER leaves it) is made anew.
         CONTINUE WHEN EXISTS (
             SELECT FROM pg_catalog.pg_trigger t
-             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled = 'R'
+             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
                AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
                AND t.tgargs = (SELECT pg_catalog.string_agg(
                                              pg_catalog.convert_to(col::text, pg_catalog.getdatabaseencoding())

@@ -48,6 +48,10 @@ fn create_table(node: &Cluster, ddl: &str) {
     node.sql(ddl);
     if no_guard() {
         node.sql("ALTER TABLE t DISABLE TRIGGER snowflake_id_received");
+        assert_eq!(
+            node.query_text("SELECT tgenabled::text FROM pg_trigger WHERE tgname = 'snowflake_id_received'"),
+            "D"
+        );
     }
 }
 
@@ -344,7 +348,7 @@ fn a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id()
 
 #[test]
 fn the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
-    let (blue, mut green, clock) = blue_and_green("-5s");
+    let (blue, mut green, clock) = blue_and_green("-60s");
     let bursting = thread::scope(|s| {
         let writer = s.spawn(|| insert_everywhere(&[&blue], 8, 5_000));
         wait_until("green applying", Duration::from_secs(60), || green.query_i64("SELECT count(*) FROM t") > 0);
@@ -366,18 +370,58 @@ fn the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
     green_takes_over(&green, &received);
 }
 
+/// No unique key: a repeated ID must not stop the apply, so any apply
+/// failure would be the library's.
+const NO_KEY: &str = "CREATE TABLE t (id bigint NOT NULL DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
+
 #[test]
 fn two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_keeps_running() {
-    // No unique key: a repeated ID must not stop the apply, so any apply
-    // failure would be the library's.
-    let ddl = "CREATE TABLE t (id bigint NOT NULL DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
     let a = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'a'"]);
     let b = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'b'"]);
     for n in [&a, &b] {
-        create_table(n, ddl);
+        create_table(n, NO_KEY);
         n.sql("CREATE PUBLICATION p FOR TABLE t");
     }
     subscribe(&a, &b, "a_from_b", false);
+    a_names_the_shared_worker_id(&a, &b);
+}
+
+#[test]
+fn pglogical_peers_sharing_a_worker_id_are_named_too() {
+    if !pglogical_here() {
+        return;
+    }
+    let peer = |name: &str| {
+        let mut lines = LOGICAL.to_vec();
+        lines.extend_from_slice(&[
+            "shared_preload_libraries = 'pglogical,snowflake_id'",
+            "track_commit_timestamp = on",
+            "output_plugin_libraries = 'pgoutput, test_decoding, pglogical_output'",
+            "snowflake_id.worker_id = 3",
+        ]);
+        let mut c = Cluster::init(&lines);
+        c.start();
+        c.sql("CREATE EXTENSION snowflake_id");
+        c.sql("CREATE EXTENSION pglogical");
+        c.sql(&format!("SELECT pglogical.create_node(node_name := '{name}', dsn := '{}')", conninfo(&c)));
+        create_table(&c, NO_KEY);
+        c.sql("SELECT pglogical.replication_set_add_table('default_insert_only', 't')");
+        c
+    };
+    let (a, b) = (peer("a"), peer("b"));
+    a.sql(&format!(
+        "SELECT pglogical.create_subscription(subscription_name := 'a_from_b', provider_dsn := '{}', \
+         replication_sets := ARRAY['default_insert_only'], synchronize_structure := false, synchronize_data := false)",
+        conninfo(&b)
+    ));
+    wait_until("pglogical subscription replicating", Duration::from_secs(60), || {
+        a.query_text("SELECT status FROM pglogical.show_subscription_status('a_from_b')") == "replicating"
+    });
+    a_names_the_shared_worker_id(&a, &b);
+}
+
+/// `a` subscribes to `b`, both issue with worker id 3 into `t` (no key).
+fn a_names_the_shared_worker_id(a: &Cluster, b: &Cluster) {
     let started = Instant::now();
     let mut named = None;
     let (mut ca, mut cb) = (a.connect(), b.connect());
@@ -408,7 +452,7 @@ fn two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_k
     wait_until("b's rows on a", Duration::from_secs(30), || {
         a.query_i64("SELECT count(*) FROM t WHERE node = 'b'") >= sent
     });
-    assert_eq!(errors_in_log(&a), Vec::<String>::new());
+    assert_eq!(errors_in_log(a), Vec::<String>::new());
 }
 
 #[test]
