@@ -501,3 +501,66 @@ fn the_guard_is_on_every_table_with_a_snowflake_default_and_only_there() {
     // A local insert never fires it (it is a REPLICA trigger).
     n.sql("INSERT INTO t (node) VALUES ('local')");
 }
+
+/// The benchmark of docs/benchmarks.md ("Logical apply"): not a test (run
+/// it with `cargo test --test logical -- --ignored --nocapture`). A
+/// subscriber applies transactions of `ROWS` rows into two identical tables,
+/// one with the guard's trigger and one without, in alternation; the rows
+/// carry the subscriber's own worker id (blue/green: the guard's work is
+/// largest). The time is from the publisher's commit until the last row is
+/// visible on the subscriber; the median of seven per table.
+#[test]
+#[ignore]
+fn apply_throughput_with_and_without_the_guard() {
+    const ROWS: i64 = 100_000;
+    let publisher = node(&["snowflake_id.worker_id = 7"]);
+    let subscriber = node(&["snowflake_id.worker_id = 7"]);
+    for n in [&publisher, &subscriber] {
+        n.sql("CREATE TABLE guarded (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text, n int)");
+        n.sql("CREATE TABLE plain (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text, n int)");
+    }
+    publisher.sql("CREATE PUBLICATION p FOR TABLE guarded, plain");
+    subscriber.sql("ALTER EVENT TRIGGER snowflake_id_logical_guard DISABLE");
+    subscriber.sql("ALTER TABLE plain DISABLE TRIGGER snowflake_id_received");
+    subscribe(&subscriber, &publisher, "s", false);
+    let mut pc = publisher.connect();
+    let mut sc = subscriber.connect();
+    let mut times: [Vec<f64>; 2] = [vec![], vec![]];
+    for round in 0..14 {
+        let table = ["guarded", "plain"][round % 2];
+        let last = pc
+            .query_one(
+                &format!(
+                    "WITH i AS (INSERT INTO {table} (payload, n) SELECT 'row ' || g, g FROM generate_series(1, {ROWS}) g \
+                     RETURNING id) SELECT max(id) FROM i"
+                ),
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0);
+        let committed = Instant::now();
+        let probe = format!("SELECT EXISTS (SELECT FROM {table} WHERE id = {last})");
+        while !sc.query_one(&probe, &[]).unwrap().get::<_, bool>(0) {
+            thread::sleep(Duration::from_millis(5));
+            assert!(committed.elapsed() < Duration::from_secs(120), "apply stalled");
+        }
+        times[round % 2].push(committed.elapsed().as_secs_f64());
+        eprintln!("{table}: {:.3}", committed.elapsed().as_secs_f64());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (with, without) = (median(&mut times[0]), median(&mut times[1]));
+    let guarded = subscriber.query_i64("SELECT count(*) FROM guarded");
+    assert_eq!(guarded, 7 * ROWS);
+    println!(
+        "PostgreSQL {}: apply of {ROWS} rows per transaction: with the guard {:.0} rows/s ({with:.3} s), \
+         without {:.0} rows/s ({without:.3} s): {:.3}x",
+        common::pg_major(),
+        ROWS as f64 / with,
+        ROWS as f64 / without,
+        without / with
+    );
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+}
