@@ -45,7 +45,7 @@ pub fn judge(layout: &Layout, worker_id: i64, id: i64, g: Option<&GeneratorState
     if id < 0 {
         return Verdict::NotOurs;
     }
-    let tick = id >> (layout.worker_bits() + layout.sequence_bits());
+    let tick = tick_of(layout, id);
     let worker = (id >> layout.sequence_bits()) & layout.max_worker_id();
     if worker != worker_id {
         return Verdict::NotOurs;
@@ -69,13 +69,21 @@ fn last_counter_of(layout: &Layout, tick: i64) -> i64 {
 
 /// Whether this server issues IDs itself while it receives IDs of its own
 /// worker id: the generator's count of issued IDs moved since the guard last
-/// looked (`None`: it never looked since the start, so no interval to judge).
+/// looked (`None`: it never looked since the start, so no interval to judge),
+/// and the received ID's `tick` is at or above the generator's `floor` (an ID
+/// from before this start, or before this server's registry lease began, was
+/// made by an earlier holder: a row that arrives late is no conflict).
 /// Two peers that both issue under one worker id repeat each other's IDs
 /// sooner or later; a subscriber that only receives (blue/green before the
 /// switchover) is no conflict, and neither is a switchover after which the
 /// old server sends nothing more.
-pub fn issues_too(issued_at_last_look: Option<u64>, issued_now: u64) -> bool {
-    issued_at_last_look.is_some_and(|before| issued_now > before)
+pub fn issues_too(issued_at_last_look: Option<u64>, issued_now: u64, tick: i64, floor: i64) -> bool {
+    tick >= floor && issued_at_last_look.is_some_and(|before| issued_now > before)
+}
+
+/// The tick of an ID in `layout` (the ID is not negative).
+pub fn tick_of(layout: &Layout, id: i64) -> i64 {
+    id >> (layout.worker_bits() + layout.sequence_bits())
 }
 
 /// Applies a [`Verdict::Raise`] or, once its mark is durable, a
@@ -181,9 +189,11 @@ mod tests {
 
     #[test]
     fn a_peer_that_issues_is_named_only_between_two_looks() {
-        assert!(!issues_too(None, 10));
-        assert!(!issues_too(Some(10), 10));
-        assert!(issues_too(Some(10), 11));
+        assert!(!issues_too(None, 10, 5, 0));
+        assert!(!issues_too(Some(10), 10, 5, 0));
+        assert!(issues_too(Some(10), 11, 5, 0));
+        // Made before this holder's floor: an earlier holder's, late.
+        assert!(!issues_too(Some(10), 11, 5, 6));
     }
 
     #[test]

@@ -36,13 +36,14 @@ pub fn saw(id: i64) {
     // generator or within the mark, also acts.
     let (verdict, shared_worker) = {
         let mut shared = shmem::lock();
-        let issued = shared.generator.map(|g| g.counters.issued);
+        let issued = shared.generator.map(|g| (g.counters.issued, g.floor()));
         let verdict = received::judge(&layout, worker_id, id, shared.generator.as_ref(), now);
         if verdict == Verdict::NotOurs {
             return;
         }
         let before = shared.logical.issued_at_last_look;
-        let shared_worker = issued.is_some_and(|n| received::issues_too(before, n));
+        let tick = received::tick_of(&layout, id);
+        let shared_worker = issued.is_some_and(|(n, floor)| received::issues_too(before, n, tick, floor));
         if let (Verdict::Raise { tick }, Some(g)) = (verdict, shared.generator.as_mut()) {
             // Within the durable mark: cannot fail but at the layout's end,
             // which judge() already excluded.
