@@ -169,7 +169,12 @@ fn native_pair(conf_a: &[&str], conf_b: &[&str]) -> (Cluster, Cluster) {
 #[test]
 fn native_active_active_with_origin_none_converges() {
     if common::pg_major() < 16 {
-        let _ = writeln!(std::io::stderr(), "SKIPPED on PostgreSQL 15: origin = none needs 16 or newer");
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED on PostgreSQL {} ({}): origin = none needs 16 or newer",
+            common::pg_major(),
+            common::bin()
+        );
         return;
     }
     let (a, b) = native_pair(&["snowflake_id.worker_id = 1"], &["snowflake_id.worker_id = 2"]);
