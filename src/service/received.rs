@@ -126,7 +126,7 @@ fn record_shared_worker(worker_id: i64, now_ms: i64) {
         shared.logical.shared_worker =
             Some(LogicalSeen { seen_unix_ms: now_ms, worker_id, from: ShortText::new(&from) });
     }
-    if log_limit::due(Topic::Logical) {
+    if log_limit::due(Topic::SharedWorker) {
         emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_WARNING,

@@ -27,7 +27,7 @@ pub use lease::{LeaseState, RegistryShared};
 pub use short_text::ShortText;
 
 /// How many topics `log_limit` keeps a time for.
-pub const LOG_TOPICS: usize = 5;
+pub const LOG_TOPICS: usize = 6;
 
 /// The shared generator; `generator` is `None` until the first call after
 /// server start has read the durable mark.
