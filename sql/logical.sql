@@ -57,8 +57,8 @@ BEGIN
              WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
                AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
                AND t.tgargs = (SELECT pg_catalog.string_agg(
-                                             pg_catalog.convert_to(col::text, pg_catalog.getdatabaseencoding())
-                                             || pg_catalog.decode('00', 'hex'), ''::bytea ORDER BY ord)
+                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
+                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
                                  FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
         SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
           FROM pg_catalog.unnest(r.cols) AS col;
@@ -92,7 +92,7 @@ DECLARE
 BEGIN
     -- A restore: pg_dump's scripts (and pg_restore, and pg_upgrade's) turn
     -- check_function_bodies off, which sessions otherwise hardly ever do.
-    IF NOT pg_catalog.current_setting('check_function_bodies')::boolean THEN
+    IF NOT pg_catalog.current_setting('check_function_bodies')::pg_catalog.bool THEN
         RETURN;
     END IF;
     FOR r IN
@@ -113,4 +113,4 @@ $ddl$;
 
 CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TABLE AS', 'SELECT INTO')
-    EXECUTE FUNCTION snowflake_logical_guard_ddl();
+    EXECUTE FUNCTION @extschema@.snowflake_logical_guard_ddl();
