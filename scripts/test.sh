@@ -31,8 +31,8 @@
 #   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
-# The Debian package (scripts/package.sh, tests/package.rs), pg_partman and
-# Citus are tested on 15 only: Debian 12 has PostgreSQL 15 alone, pg_partman
+# The Debian package (scripts/package.sh, tests/package.rs), pg_partman,
+# pglogical (postgresql-15-pglogical) and Citus are tested on 15 only: Debian 12 has PostgreSQL 15 alone, pg_partman
 # for it alone, and ../shared/citus a build of Citus for it (installed by
 # scripts/setup.sh when that directory is there). On other majors, or without
 # Citus, those tests print "SKIPPED on PostgreSQL NN" and pass.
@@ -46,8 +46,9 @@ CORE_REGRESS_MAJORS=${CORE_REGRESS_MAJORS:-18}
 # On 16 and 17: the SQL basics, generation, restarts and crashes, replication
 # and failover, the upgrade from 0.1.0, how close IDs stay to the clock, what
 # monitoring sees (wait events differ by major), commands that wait for every
-# process, planning errors, and pg_upgrade and removing the library.
-SUBSET_TESTS=(sql_basics concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle)
+# process, planning errors, pg_upgrade and removing the library, and logical
+# replication (two-way with origin = none from 16 on: 16 is its first major).
+SUBSET_TESTS=(sql_basics concurrency durability replication upgrade clock_accuracy monitoring barriers planning server_lifecycle logical)
 export PG_MAJORS
 
 in_list() { [[ " $2 " == *" $1 "* ]]; }
@@ -207,7 +208,7 @@ declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [flee
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
     [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10
-    [registry_model]=60)
+    [registry_model]=60 [logical]=75)
 
 # Runs test binaries $3... one after another against the server of major $1
 # (bin dir $2), every one of them (no fail fast); fails when one did. Says

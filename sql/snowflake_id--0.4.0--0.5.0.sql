@@ -1,6 +1,6 @@
 -- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (issue 32: no role
 -- gains through the extension, invariant 11; issue 34: short text forms and
--- blocks of IDs).
+-- blocks of IDs; issue 33: the logical replication guard).
 -- Install the 0.5.0 library first (it serves 0.4.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
 -- grants and views are untouched: every statement below replaces the body of
@@ -25,7 +25,8 @@ DO $guard$
 DECLARE
     functions pg_catalog.name[] := ARRAY[
         'snowflake_to_base62', 'snowflake_to_base32', 'snowflake_from_base62', 'snowflake_from_base32',
-        'snowflake_nextval_block', 'snowflake_nextval_array'
+        'snowflake_nextval_block', 'snowflake_nextval_array', 'snowflake_id_received', 'snowflake_logical_guard',
+        'snowflake_logical_guard_ddl'
     ]::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY[]::pg_catalog.name[];
     ext pg_catalog.oid;
@@ -728,3 +729,112 @@ CREATE FUNCTION @extschema@.snowflake_nextval_array(n pg_catalog.int4) RETURNS p
     STRICT VOLATILE PARALLEL SAFE
     LANGUAGE c
     AS 'MODULE_PATHNAME', 'snowflake_nextval_array_wrapper';
+
+-- ============================================================================
+-- 9. The logical replication guard (issue 33): the objects of sql/logical.sql,
+--    word for word, then the guard put on every existing table whose key
+--    defaults to snowflake_nextval() (a fresh install has no such table yet;
+--    the event trigger covers every table made afterwards).
+-- ============================================================================
+
+CREATE FUNCTION snowflake_id_received()
+    RETURNS trigger
+    LANGUAGE c VOLATILE
+AS 'MODULE_PATHNAME', 'snowflake_id_received';
+COMMENT ON FUNCTION snowflake_id_received() IS
+    'snowflake_id: row trigger of the logical replication guard (made by snowflake_logical_guard())';
+
+-- Returns the tables whose trigger it made or remade, with the columns it
+-- watches. A table whose trigger is already right is left alone (so that
+-- the event trigger below, which the ALTER TABLE here fires again, stops).
+-- Runs as its caller: only a table's owner can put a trigger on it.
+CREATE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $guard$
+DECLARE
+    r record;
+    args text;
+BEGIN
+    FOR r IN
+        SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
+          FROM pg_catalog.pg_attrdef d
+          JOIN pg_catalog.pg_depend dep
+            ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
+           AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND dep.refobjid = '@extschema@.snowflake_nextval()'::pg_catalog.regprocedure
+          JOIN pg_catalog.pg_attribute a
+            ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND NOT a.attisdropped
+           AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+          JOIN pg_catalog.pg_class c ON c.oid = d.adrelid AND c.relkind = 'r'
+         WHERE tbl IS NULL OR d.adrelid = tbl
+         GROUP BY a.attrelid
+    LOOP
+        -- A trigger already there with these columns, enabled as REPLICA (or
+        -- ALWAYS, or disabled: the DBA's choice, kept): done. One enabled
+        -- for local sessions ('O', as CREATE TRIGGER leaves it) is made anew.
+        CONTINUE WHEN EXISTS (
+            SELECT FROM pg_catalog.pg_trigger t
+             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
+               AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
+               AND t.tgargs = (SELECT pg_catalog.string_agg(
+                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
+                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
+                                 FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
+        SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
+          FROM pg_catalog.unnest(r.cols) AS col;
+        EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+        EXECUTE pg_catalog.format(
+            'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
+            r.rel::pg_catalog.regclass, '@extschema@', args);
+        EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
+                                  r.rel::pg_catalog.regclass);
+        table_name := r.rel;
+        columns := r.cols;
+        RETURN NEXT;
+    END LOOP;
+END;
+$guard$;
+COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
+    'snowflake_id: puts the logical replication guard on every table (or one) whose bigint key defaults to snowflake_nextval()';
+
+-- At the end of every CREATE TABLE / ALTER TABLE: the guard on the tables it
+-- made or changed. Never fails the DDL (a WARNING says what went wrong). A
+-- restore (pg_dump's scripts set check_function_bodies = off) is left alone:
+-- the dump carries the triggers of the tables it restores, and a trigger
+-- made here first would make the dump's CREATE TRIGGER fail.
+CREATE FUNCTION snowflake_logical_guard_ddl()
+    RETURNS event_trigger
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $ddl$
+DECLARE
+    r record;
+BEGIN
+    -- A restore: pg_dump's scripts (and pg_restore, and pg_upgrade's) turn
+    -- check_function_bodies off, which sessions otherwise hardly ever do.
+    IF NOT pg_catalog.current_setting('check_function_bodies')::pg_catalog.bool THEN
+        RETURN;
+    END IF;
+    FOR r IN
+        SELECT DISTINCT c.objid
+          FROM pg_catalog.pg_event_trigger_ddl_commands() c
+         WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.object_type = 'table'
+    LOOP
+        BEGIN
+            PERFORM @extschema@.snowflake_logical_guard(r.objid::pg_catalog.regclass);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'snowflake_id: could not put the logical replication guard on table %: %',
+                          r.objid::pg_catalog.regclass, SQLERRM
+                USING HINT = 'Run SELECT snowflake_logical_guard(); as the table''s owner.';
+        END;
+    END LOOP;
+END;
+$ddl$;
+
+CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+    EXECUTE FUNCTION @extschema@.snowflake_logical_guard_ddl();
+
+SELECT pg_catalog.count(*) FROM @extschema@.snowflake_logical_guard();

@@ -50,6 +50,7 @@ extension_sql_file!(
 );
 extension_sql_file!("../sql/registry.sql", name = "registry");
 extension_sql_file!("../sql/cluster.sql", name = "cluster", requires = [api::status::snowflake_id_status]);
+extension_sql_file!("../sql/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]

@@ -319,6 +319,11 @@ impl GeneratorState {
     }
 
     /// Counter of the last ID issued; negative before the first.
+    /// The tick this start (or lease) began at: nothing below it is issued by this holder.
+    pub fn floor(&self) -> i64 {
+        self.floor
+    }
+
     pub fn last_counter(&self) -> i64 {
         self.last
     }

@@ -6,4 +6,5 @@ pub mod compat;
 pub mod functions;
 pub mod id_text;
 pub mod planner;
+pub mod received;
 pub mod status;

@@ -30,6 +30,11 @@ pub fn generator_settings() -> (Layout, i64) {
     }
 }
 
+/// [`generator_settings`] without raising: for the logical replication guard.
+pub fn try_generator_settings() -> Result<(Layout, i64), Refusal> {
+    settings()
+}
+
 fn settings() -> Result<(Layout, i64), Refusal> {
     match checked_settings()? {
         (layout, Some(worker_id)) => Ok((layout, worker_id)),

@@ -15,10 +15,22 @@ use crate::shmem::log_limit::{self, Topic};
 /// start (or promotion): above the later of the state file and the mark
 /// replayed from WAL, with the clocks written with it.
 pub fn start(layout: &Layout, worker_id: i64) {
+    if let Err(refusal) = started(layout, worker_id) {
+        refusal.raise();
+    }
+}
+
+/// [`start`] for the logical replication guard, which must never raise:
+/// why the generator could not start, as text.
+pub fn try_start(layout: &Layout, worker_id: i64) -> Result<(), String> {
+    started(layout, worker_id).map_err(|refusal| refusal.summary())
+}
+
+fn started(layout: &Layout, worker_id: i64) -> Result<(), crate::pg::report::Refusal> {
     let outcome = {
         let _io = shmem::state_io();
         if shmem::lock().generator.is_some() {
-            return;
+            return Ok(());
         }
         let now_ms = now_unix_ms();
         resumed(layout, worker_id, now_ms).map(|generator| {
@@ -33,9 +45,12 @@ pub fn start(layout: &Layout, worker_id: i64) {
         })
     };
     match outcome {
-        Ok(0) => {}
-        Ok(behind) => warn_step_back(behind, true),
-        Err(e) => read_refusal(e).raise(),
+        Ok(0) => Ok(()),
+        Ok(behind) => {
+            warn_step_back(behind, true);
+            Ok(())
+        }
+        Err(e) => Err(read_refusal(e)),
     }
 }
 

@@ -16,17 +16,23 @@ pub enum Topic {
     StandbyWait = 2,
     /// The worker id registry did not answer, or refused.
     Registry = 3,
+    /// Rows received through logical replication that the guard could not
+    /// move past (implausible, a failed write, a column gone).
+    Logical = 4,
+    /// A logical replication peer issuing with this server's worker id: a
+    /// topic of its own, so that a flood of the others never hides it.
+    SharedWorker = 5,
 }
 
 // Every topic has its slot in shared memory.
-const _: () = assert!(Topic::Registry as usize + 1 == shmem::LOG_TOPICS);
+const _: () = assert!(Topic::SharedWorker as usize + 1 == shmem::LOG_TOPICS);
 
 impl Topic {
     /// At most one line per this many ms.
     pub const fn period_ms(self) -> i64 {
         match self {
             Topic::WriteFailure => 10_000,
-            Topic::StepBack | Topic::StandbyWait | Topic::Registry => 60_000,
+            Topic::StepBack | Topic::StandbyWait | Topic::Registry | Topic::Logical | Topic::SharedWorker => 60_000,
         }
     }
 }

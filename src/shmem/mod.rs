@@ -27,7 +27,7 @@ pub use lease::{LeaseState, RegistryShared};
 pub use short_text::ShortText;
 
 /// How many topics `log_limit` keeps a time for.
-pub const LOG_TOPICS: usize = 4;
+pub const LOG_TOPICS: usize = 6;
 
 /// The shared generator; `generator` is `None` until the first call after
 /// server start has read the durable mark.
@@ -61,6 +61,29 @@ pub struct Shared {
     pub write_failure: Option<ShortText>,
     /// The worker id's lease from a registry, when one is used.
     pub registry: RegistryShared,
+    pub logical: LogicalShared,
+}
+
+/// What the logical replication guard (`service/received.rs`) remembers.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct LogicalShared {
+    /// The generator's count of issued IDs when the guard last saw a row of
+    /// its worker id (`None`: not since the start).
+    pub issued_at_last_look: Option<u64>,
+    /// Rows of this server's worker id applied since the start.
+    pub received_own: u64,
+    /// The last time rows of its worker id arrived while it issued IDs too.
+    pub shared_worker: Option<LogicalSeen>,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LogicalSeen {
+    pub seen_unix_ms: i64,
+    pub worker_id: i64,
+    /// Where the rows came from: origin and apply worker.
+    pub from: ShortText,
 }
 
 // SAFETY: plain old data with no pointers.
@@ -97,6 +120,7 @@ pub fn init() {
             standby_wait_seen_unix_ms: 0,
             write_failure: None,
             registry: RegistryShared::new(),
+            logical: LogicalShared { issued_at_last_look: None, received_own: 0, shared_worker: None },
         })
     );
     pg_shmem_init!(STATE_IO);

@@ -1,0 +1,116 @@
+-- The logical replication guard (docs/replication.md, "Logical replication").
+--
+-- A subscriber learns nothing from the rows it applies, so a blue/green
+-- successor on the same worker id, its clock behind, would issue IDs below
+-- rows it holds, and a clone issuing with the same worker id goes unnoticed
+-- until a duplicate key stops the apply. The guard is a row trigger, enabled
+-- as REPLICA: it fires only in sessions with session_replication_role =
+-- replica, which is how the apply workers of native subscriptions and of
+-- pglogical run, so local inserts never call it. It reads the key and hands
+-- it to the generator (src/service/received.rs): IDs of this server's worker
+-- id are moved past (durably), and named as a problem when this server
+-- issues IDs too. It never raises for a row.
+--
+-- snowflake_logical_guard() puts it on every table with a bigint column whose
+-- DEFAULT calls snowflake_nextval() (or on one table), and an event trigger
+-- does it at every CREATE TABLE / ALTER TABLE, so nothing is left to the DBA.
+
+CREATE FUNCTION snowflake_id_received()
+    RETURNS trigger
+    LANGUAGE c VOLATILE
+AS 'MODULE_PATHNAME', 'snowflake_id_received';
+COMMENT ON FUNCTION snowflake_id_received() IS
+    'snowflake_id: row trigger of the logical replication guard (made by snowflake_logical_guard())';
+
+-- Returns the tables whose trigger it made or remade, with the columns it
+-- watches. A table whose trigger is already right is left alone (so that
+-- the event trigger below, which the ALTER TABLE here fires again, stops).
+-- Runs as its caller: only a table's owner can put a trigger on it.
+CREATE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $guard$
+DECLARE
+    r record;
+    args text;
+BEGIN
+    FOR r IN
+        SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
+          FROM pg_catalog.pg_attrdef d
+          JOIN pg_catalog.pg_depend dep
+            ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
+           AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND dep.refobjid = '@extschema@.snowflake_nextval()'::pg_catalog.regprocedure
+          JOIN pg_catalog.pg_attribute a
+            ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND NOT a.attisdropped
+           AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+          JOIN pg_catalog.pg_class c ON c.oid = d.adrelid AND c.relkind = 'r'
+         WHERE tbl IS NULL OR d.adrelid = tbl
+         GROUP BY a.attrelid
+    LOOP
+        -- A trigger already there with these columns, enabled as REPLICA (or
+        -- ALWAYS, or disabled: the DBA's choice, kept): done. One enabled
+        -- for local sessions ('O', as CREATE TRIGGER leaves it) is made anew.
+        CONTINUE WHEN EXISTS (
+            SELECT FROM pg_catalog.pg_trigger t
+             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
+               AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
+               AND t.tgargs = (SELECT pg_catalog.string_agg(
+                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
+                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
+                                 FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
+        SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
+          FROM pg_catalog.unnest(r.cols) AS col;
+        EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+        EXECUTE pg_catalog.format(
+            'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
+            r.rel::pg_catalog.regclass, '@extschema@', args);
+        EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
+                                  r.rel::pg_catalog.regclass);
+        table_name := r.rel;
+        columns := r.cols;
+        RETURN NEXT;
+    END LOOP;
+END;
+$guard$;
+COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
+    'snowflake_id: puts the logical replication guard on every table (or one) whose bigint key defaults to snowflake_nextval()';
+
+-- At the end of every CREATE TABLE / ALTER TABLE: the guard on the tables it
+-- made or changed. Never fails the DDL (a WARNING says what went wrong). A
+-- restore (pg_dump's scripts set check_function_bodies = off) is left alone:
+-- the dump carries the triggers of the tables it restores, and a trigger
+-- made here first would make the dump's CREATE TRIGGER fail.
+CREATE FUNCTION snowflake_logical_guard_ddl()
+    RETURNS event_trigger
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $ddl$
+DECLARE
+    r record;
+BEGIN
+    -- A restore: pg_dump's scripts (and pg_restore, and pg_upgrade's) turn
+    -- check_function_bodies off, which sessions otherwise hardly ever do.
+    IF NOT pg_catalog.current_setting('check_function_bodies')::pg_catalog.bool THEN
+        RETURN;
+    END IF;
+    FOR r IN
+        SELECT DISTINCT c.objid
+          FROM pg_catalog.pg_event_trigger_ddl_commands() c
+         WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.object_type = 'table'
+    LOOP
+        BEGIN
+            PERFORM @extschema@.snowflake_logical_guard(r.objid::pg_catalog.regclass);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'snowflake_id: could not put the logical replication guard on table %: %',
+                          r.objid::pg_catalog.regclass, SQLERRM
+                USING HINT = 'Run SELECT snowflake_logical_guard(); as the table''s owner.';
+        END;
+    END LOOP;
+END;
+$ddl$;
+
+CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+    EXECUTE FUNCTION @extschema@.snowflake_logical_guard_ddl();

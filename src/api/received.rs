@@ -1,0 +1,88 @@
+//! `snowflake_id_received()`: the row trigger of the logical replication
+//! guard. `snowflake_logical_guard()` (sql/logical.sql) puts it on every
+//! table whose key defaults to `snowflake_nextval()`, enabled as a REPLICA
+//! trigger: it fires only where `session_replication_role = replica`, which
+//! is how apply workers run (native and pglogical), so local inserts never
+//! call it.
+//!
+//! Written against the C trigger interface rather than pgrx's `#[pg_trigger]`
+//! so that one applied row costs a column read and one spinlock hold, no
+//! allocation; and it never raises for anything a table can hold (a
+//! missing or renamed column, another type, NULL): an apply must never fail
+//! because of it.
+
+use std::ffi::CStr;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::service::received;
+
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_snowflake_id_received() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// The trigger: every argument names a `bigint` column whose value, in the
+/// row being written, is handed to the guard. Returns the row unchanged.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo`.
+#[no_mangle]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let context = (*fcinfo).context;
+    if context.is_null() || (*context).type_ != pg_sys::NodeTag::T_TriggerData {
+        error!("snowflake_id_received() may only be called as a trigger");
+    }
+    let data = context.cast::<pg_sys::TriggerData>();
+    let event = (*data).tg_event;
+    if event & pg_sys::TRIGGER_EVENT_ROW == 0 {
+        return pg_sys::Datum::from(0usize);
+    }
+    let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
+        (*data).tg_newtuple
+    } else {
+        (*data).tg_trigtuple
+    };
+    if !tuple.is_null() && (event & pg_sys::TRIGGER_EVENT_OPMASK) != pg_sys::TRIGGER_EVENT_DELETE {
+        let tupdesc = (*(*data).tg_relation).rd_att;
+        let trigger = (*data).tg_trigger;
+        let args = (*trigger).tgargs;
+        for i in 0..usize::try_from((*trigger).tgnargs).unwrap_or(0) {
+            let name = *args.add(i);
+            if name.is_null() {
+                continue;
+            }
+            let attnum = pg_sys::SPI_fnumber(tupdesc, name);
+            if attnum <= 0 || pg_sys::SPI_gettypeid(tupdesc, attnum) != pg_sys::INT8OID {
+                warn_unusable(CStr::from_ptr(name));
+                continue;
+            }
+            let mut is_null = false;
+            let datum = pg_sys::heap_getattr(tuple, attnum, tupdesc, &mut is_null);
+            if !is_null {
+                received::saw(datum.value() as i64);
+            }
+        }
+    }
+    if event & pg_sys::TRIGGER_EVENT_TIMINGMASK == pg_sys::TRIGGER_EVENT_BEFORE {
+        pg_sys::Datum::from(tuple)
+    } else {
+        pg_sys::Datum::from(0usize)
+    }
+}
+
+/// A column renamed, dropped or retyped since the trigger was made: the row
+/// goes in unguarded; `SELECT snowflake_logical_guard()` makes it anew.
+fn warn_unusable(name: &CStr) {
+    if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::Logical) {
+        warning!(
+            "snowflake_id: the trigger snowflake_id_received names column \"{}\", which is not a bigint column of \
+             the table; run SELECT snowflake_logical_guard(); to make it anew",
+            name.to_string_lossy()
+        );
+    }
+}

@@ -1,0 +1,622 @@
+//! Logical replication with the library on every node (issue 33): servers
+//! that all take writes and exchange rows (active-active), and a subscriber
+//! that takes over the writes (blue/green). Every node is a real server
+//! with `wal_level = logical`, subscribing to the others over their Unix
+//! sockets, inserting through `DEFAULT snowflake_nextval()`.
+//!
+//! - Active-active: native subscriptions both ways with `origin = none`
+//!   (PostgreSQL 16+), and pglogical 2.4 both ways (Debian's
+//!   postgresql-15-pglogical, so 15 only); also with worker ids leased from
+//!   a registry. Every node converges to the same rows, no apply worker
+//!   logs an ERROR, every ID is distinct.
+//! - The guard (sql/logical.sql, src/service/received.rs), on every major
+//!   through a native one-way subscription: a successor with the same worker
+//!   id and its clock behind issues above every ID it received (also after
+//!   a kill -9 in the middle of a burst); two peers issuing with one worker
+//!   id are named within seconds while the apply keeps running; IDs that
+//!   cannot be ours are left alone.
+//!
+//! A piece that cannot run on the major under test prints SKIPPED and passes.
+//! `SNOWFLAKE_LOGICAL_NO_GUARD=1` disables the guard's trigger on every
+//! table these tests make: the guard's tests must then fail (that is how
+//! each was seen to test its guard).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{describe, Cluster, FakeClock};
+
+/// What every logical node needs, on top of the preload.
+const LOGICAL: &[&str] = &["wal_level = logical", "max_replication_slots = 10", "max_wal_senders = 10"];
+
+/// The table every test replicates: the key from the generator.
+const TABLE: &str = "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
+
+fn no_guard() -> bool {
+    std::env::var("SNOWFLAKE_LOGICAL_NO_GUARD").is_ok_and(|v| v == "1")
+}
+
+/// Creates [`TABLE`] (or `ddl`) on `node`: the event trigger puts the guard
+/// on it; with `SNOWFLAKE_LOGICAL_NO_GUARD=1` the guard is disabled again.
+fn create_table(node: &Cluster, ddl: &str) {
+    node.sql(ddl);
+    if no_guard() {
+        node.sql("ALTER TABLE t DISABLE TRIGGER snowflake_id_received");
+        assert_eq!(
+            node.query_text("SELECT tgenabled::text FROM pg_trigger WHERE tgname = 'snowflake_id_received'"),
+            "D"
+        );
+    }
+}
+
+/// The worker id bits of an ID in the default layout.
+fn worker_of(id: i64) -> i64 {
+    (id >> 12) & 1023
+}
+
+fn conninfo(node: &Cluster) -> String {
+    format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
+}
+
+/// A preloaded logical node with `conf`, started, the extension created.
+fn node(conf: &[&str]) -> Cluster {
+    let mut lines = LOGICAL.to_vec();
+    lines.extend_from_slice(conf);
+    Cluster::preloaded(&lines)
+}
+
+/// `subscriber` subscribes natively to `publisher`'s publication `p`, with
+/// no initial copy; `origin = none` (16+) makes two-way replication stop at
+/// one hop.
+fn subscribe(subscriber: &Cluster, publisher: &Cluster, name: &str, origin_none: bool) {
+    let origin = if origin_none { ", origin = none" } else { "" };
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION {name} CONNECTION '{}' PUBLICATION p WITH (copy_data = false{origin})",
+        conninfo(publisher)
+    ));
+    wait_until(&format!("subscription {name} running"), Duration::from_secs(30), || {
+        subscriber.query_i64(&format!(
+            "SELECT count(*) FROM pg_stat_subscription WHERE subname = '{name}' AND pid IS NOT NULL"
+        )) > 0
+    });
+}
+
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Every ID of `t` on `node`, in order.
+fn ids_of(node: &Cluster) -> Vec<i64> {
+    common::ids(&mut node.connect(), "SELECT id FROM t ORDER BY id")
+}
+
+/// Lines of `node`'s log that say ERROR or FATAL (an apply worker that
+/// failed logs one before it restarts).
+fn errors_in_log(node: &Cluster) -> Vec<String> {
+    node.log().lines().filter(|l| l.contains("ERROR:") || l.contains("FATAL:")).map(String::from).collect()
+}
+
+/// Every node inserts `txs` transactions of `rows` rows from two sessions at
+/// once; returns every ID each node made.
+fn insert_everywhere(nodes: &[&Cluster], txs: usize, rows: usize) -> Vec<Vec<i64>> {
+    thread::scope(|s| {
+        let handles: Vec<_> = nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, node)| {
+                (0..2).map(move |session| {
+                    s.spawn(move || {
+                        let mut c = node.connect();
+                        let mut made = vec![];
+                        for _ in 0..txs {
+                            let sql = format!(
+                                "INSERT INTO t (node, n) SELECT 'node{i}.{session}', g FROM generate_series(1, {rows}) g \
+                                 RETURNING id"
+                            );
+                            made.extend(common::ids(&mut c, &sql));
+                        }
+                        made
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("inserting thread")).collect()
+    })
+}
+
+/// Waits until every node holds `total` rows, then checks they hold the
+/// same IDs, all distinct, and that no node logged an ERROR.
+fn assert_converged(nodes: &[&Cluster], made: &[Vec<i64>]) {
+    let total: usize = made.iter().map(Vec::len).sum();
+    assert_eq!(common::assert_no_duplicates(made), total, "IDs issued by the nodes repeat");
+    for node in nodes {
+        wait_until(&format!("{total} rows on port {}", node.port), Duration::from_secs(60), || {
+            node.query_i64("SELECT count(*) FROM t") as usize >= total
+        });
+    }
+    let expected: BTreeSet<i64> = made.iter().flatten().copied().collect();
+    for node in nodes {
+        let held = ids_of(node);
+        assert_eq!(held.len(), total, "port {}: rows repeat or are missing", node.port);
+        assert!(held.iter().copied().eq(expected.iter().copied()), "port {} holds other rows", node.port);
+        assert_eq!(errors_in_log(node), Vec::<String>::new(), "port {} logged errors", node.port);
+    }
+}
+
+/// Two nodes (of `conf_a`, `conf_b`), each publishing `t` and subscribing
+/// natively to the other with `origin = none`.
+fn native_pair(conf_a: &[&str], conf_b: &[&str]) -> (Cluster, Cluster) {
+    let (a, b) = (node(conf_a), node(conf_b));
+    for n in [&a, &b] {
+        create_table(n, TABLE);
+        n.sql("CREATE PUBLICATION p FOR TABLE t");
+    }
+    subscribe(&a, &b, "a_from_b", true);
+    subscribe(&b, &a, "b_from_a", true);
+    (a, b)
+}
+
+#[test]
+fn native_active_active_with_origin_none_converges() {
+    if common::pg_major() < 16 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED on PostgreSQL {} ({}): origin = none needs 16 or newer",
+            common::pg_major(),
+            common::bin()
+        );
+        return;
+    }
+    let (a, b) = native_pair(&["snowflake_id.worker_id = 1"], &["snowflake_id.worker_id = 2"]);
+    let made = insert_everywhere(&[&a, &b], 15, 400);
+    assert_converged(&[&a, &b], &made);
+    for (node, worker) in [(&a, 1), (&b, 2)] {
+        let problem: Option<String> =
+            node.connect().query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+        assert_eq!(problem, None, "worker {worker}: distinct worker ids are no problem");
+    }
+}
+
+/// True when pglogical can run here (PostgreSQL 15 with pglogical.so).
+fn pglogical_here() -> bool {
+    if !common::only_on_major(15, "pglogical is packaged for Debian 12's PostgreSQL 15 only") {
+        return false;
+    }
+    let out = common::check(
+        "pg_config --pkglibdir",
+        Command::new(common::tool("pg_config")).arg("--pkglibdir").output().expect("pg_config"),
+    );
+    let lib = Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("pglogical.so");
+    if !lib.exists() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED on PostgreSQL 15 ({}): pglogical is not installed ({} is missing; bash scripts/setup.sh \
+             installs postgresql-15-pglogical)",
+            common::bin(),
+            lib.display()
+        );
+    }
+    lib.exists()
+}
+
+/// A pglogical node: pglogical first in the preload, commit timestamps, and
+/// pglogical's output plugin allowed (Debian's 15 lists the allowed ones).
+fn pglogical_node(name: &str, conf: &[&str]) -> Cluster {
+    let mut lines = LOGICAL.to_vec();
+    lines.extend_from_slice(&[
+        "shared_preload_libraries = 'pglogical,snowflake_id'",
+        "track_commit_timestamp = on",
+        "max_worker_processes = 16",
+        "output_plugin_libraries = 'pgoutput, test_decoding, pglogical_output'",
+    ]);
+    lines.extend_from_slice(conf);
+    let mut c = Cluster::init(&lines);
+    c.start();
+    c.sql("CREATE EXTENSION snowflake_id");
+    c.sql("CREATE EXTENSION pglogical");
+    c.sql(&format!("SELECT pglogical.create_node(node_name := '{name}', dsn := '{}')", conninfo(&c)));
+    create_table(&c, TABLE);
+    c.sql("SELECT pglogical.replication_set_add_table('default', 't')");
+    c
+}
+
+/// `subscriber` subscribes with pglogical to `provider`, no initial copy,
+/// forwarding no other origin (two-way without loops).
+fn pglogical_subscribe(subscriber: &Cluster, provider: &Cluster, name: &str) {
+    subscriber.sql(&format!(
+        "SELECT pglogical.create_subscription(subscription_name := '{name}', provider_dsn := '{}', \
+         synchronize_structure := false, synchronize_data := false, forward_origins := '{{}}')",
+        conninfo(provider)
+    ));
+    wait_until(&format!("pglogical subscription {name} replicating"), Duration::from_secs(60), || {
+        subscriber.query_text(&format!("SELECT status FROM pglogical.show_subscription_status('{name}')"))
+            == "replicating"
+    });
+}
+
+#[test]
+fn pglogical_active_active_converges() {
+    if !pglogical_here() {
+        return;
+    }
+    let a = pglogical_node("a", &["snowflake_id.worker_id = 1"]);
+    let b = pglogical_node("b", &["snowflake_id.worker_id = 2"]);
+    pglogical_subscribe(&a, &b, "a_from_b");
+    pglogical_subscribe(&b, &a, "b_from_a");
+    let made = insert_everywhere(&[&a, &b], 15, 400);
+    assert_converged(&[&a, &b], &made);
+}
+
+#[test]
+fn active_active_with_worker_ids_from_a_registry() {
+    let registry = Cluster::registry();
+    let line = registry.registry_line();
+    let leased = |name: &str| -> Cluster {
+        let name_line = format!("snowflake_id.node_name = '{name}'");
+        if common::pg_major() == 15 {
+            pglogical_node(name, &[&line, &name_line])
+        } else {
+            let n = node(&[&line, &name_line]);
+            create_table(&n, TABLE);
+            n.sql("CREATE PUBLICATION p FOR TABLE t");
+            n
+        }
+    };
+    if common::pg_major() == 15 && !pglogical_here() {
+        return;
+    }
+    let (a, b) = (leased("a"), leased("b"));
+    for n in [&a, &b] {
+        wait_until("a lease", Duration::from_secs(30), || {
+            n.query_text("SELECT lease_state FROM snowflake_id_status") == "held"
+        });
+    }
+    if common::pg_major() == 15 {
+        pglogical_subscribe(&a, &b, "a_from_b");
+        pglogical_subscribe(&b, &a, "b_from_a");
+    } else {
+        subscribe(&a, &b, "a_from_b", true);
+        subscribe(&b, &a, "b_from_a", true);
+    }
+    let made = insert_everywhere(&[&a, &b], 10, 400);
+    let workers: BTreeSet<i64> = made.iter().flatten().map(|id| worker_of(*id)).collect();
+    assert_eq!(workers.len(), 2, "each node its own leased worker id: {workers:?}");
+    assert_converged(&[&a, &b], &made);
+}
+
+/// Blue (worker 7) takes writes in bursts (its logical clock borrows ahead),
+/// green (worker 7 too, its clock `behind`) subscribes; returns the IDs
+/// green received, once it holds them all.
+fn blue_writes_green_receives(blue: &Cluster, green: &Cluster) -> Vec<i64> {
+    let made = insert_everywhere(&[blue], 10, 2_000);
+    let total: usize = made.iter().map(Vec::len).sum();
+    wait_until("green caught up", Duration::from_secs(60), || {
+        green.query_i64("SELECT count(*) FROM t") as usize >= total
+    });
+    ids_of(green)
+}
+
+fn blue_and_green(green_behind: &str) -> (Cluster, Cluster, FakeClock) {
+    let blue = node(&["snowflake_id.worker_id = 7"]);
+    create_table(&blue, TABLE);
+    blue.sql("CREATE PUBLICATION p FOR TABLE t");
+    let mut lines = vec!["shared_preload_libraries = 'snowflake_id'", "snowflake_id.worker_id = 7"];
+    lines.extend_from_slice(LOGICAL);
+    let mut green = Cluster::init(&lines);
+    let clock = green.start_with_fake_clock(green_behind);
+    green.sql("CREATE EXTENSION snowflake_id");
+    create_table(&green, TABLE);
+    subscribe(&green, &blue, "green_from_blue", false);
+    (blue, green, clock)
+}
+
+/// Green takes over: ten inserts of 1,000 rows; every ID above every ID it received.
+fn green_takes_over(green: &Cluster, received: &[i64]) {
+    let newest = *received.iter().max().expect("green received rows");
+    let mut c = green.connect();
+    let mut issued = vec![];
+    for _ in 0..10 {
+        let rows = c
+            .query("INSERT INTO t (node, n) SELECT 'green', g FROM generate_series(1, 1000) g RETURNING id", &[])
+            .unwrap_or_else(|e| panic!("green's insert after the switchover: {}", describe(&e)));
+        issued.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+    }
+    let below = issued.iter().filter(|id| **id <= newest).count();
+    assert_eq!(
+        below,
+        0,
+        "green issued {below} of {} IDs at or below the newest ID it received ({newest})",
+        issued.len()
+    );
+}
+
+#[test]
+fn a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id() {
+    let (blue, green, _clock) = blue_and_green("-5s");
+    let received = blue_writes_green_receives(&blue, &green);
+    assert!(received.iter().all(|id| worker_of(*id) == 7));
+    assert_eq!(errors_in_log(&green), Vec::<String>::new(), "the apply failed");
+    // The switchover: blue stops taking writes, green drops its subscription.
+    green.sql("DROP SUBSCRIPTION green_from_blue");
+    green_takes_over(&green, &received);
+}
+
+#[test]
+fn the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
+    let (blue, mut green, clock) = blue_and_green("-60s");
+    let bursting = thread::scope(|s| {
+        let writer = s.spawn(|| insert_everywhere(&[&blue], 8, 5_000));
+        wait_until("green applying", Duration::from_secs(60), || green.query_i64("SELECT count(*) FROM t") > 0);
+        green.crash();
+        writer.join().expect("blue's writer")
+    });
+    green.set_env(clock.env());
+    green.start();
+    green.wait_accepting();
+    let total: usize = bursting.iter().map(Vec::len).sum();
+    wait_until("green caught up after the crash", Duration::from_secs(90), || {
+        green.query_i64("SELECT count(*) FROM t") as usize >= total
+    });
+    let received = ids_of(&green);
+    assert_eq!(received.len(), total);
+    green.sql("DROP SUBSCRIPTION green_from_blue");
+    // And again after a clean restart: the move was durable, not only in memory.
+    green.restart();
+    green_takes_over(&green, &received);
+}
+
+/// No unique key: a repeated ID must not stop the apply, so any apply
+/// failure would be the library's.
+const NO_KEY: &str = "CREATE TABLE t (id bigint NOT NULL DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
+
+#[test]
+fn two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_keeps_running() {
+    let a = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'a'"]);
+    let b = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'b'"]);
+    for n in [&a, &b] {
+        create_table(n, NO_KEY);
+        n.sql("CREATE PUBLICATION p FOR TABLE t");
+    }
+    subscribe(&a, &b, "a_from_b", false);
+    a_names_the_shared_worker_id(&a, &b);
+}
+
+#[test]
+fn pglogical_peers_sharing_a_worker_id_are_named_too() {
+    if !pglogical_here() {
+        return;
+    }
+    let peer = |name: &str| {
+        let mut lines = LOGICAL.to_vec();
+        lines.extend_from_slice(&[
+            "shared_preload_libraries = 'pglogical,snowflake_id'",
+            "track_commit_timestamp = on",
+            "output_plugin_libraries = 'pgoutput, test_decoding, pglogical_output'",
+            "snowflake_id.worker_id = 3",
+        ]);
+        let mut c = Cluster::init(&lines);
+        c.start();
+        c.sql("CREATE EXTENSION snowflake_id");
+        c.sql("CREATE EXTENSION pglogical");
+        c.sql(&format!("SELECT pglogical.create_node(node_name := '{name}', dsn := '{}')", conninfo(&c)));
+        create_table(&c, NO_KEY);
+        c.sql("SELECT pglogical.replication_set_add_table('default_insert_only', 't')");
+        c
+    };
+    let (a, b) = (peer("a"), peer("b"));
+    a.sql(&format!(
+        "SELECT pglogical.create_subscription(subscription_name := 'a_from_b', provider_dsn := '{}', \
+         replication_sets := ARRAY['default_insert_only'], synchronize_structure := false, synchronize_data := false)",
+        conninfo(&b)
+    ));
+    wait_until("pglogical subscription replicating", Duration::from_secs(60), || {
+        a.query_text("SELECT status FROM pglogical.show_subscription_status('a_from_b')") == "replicating"
+    });
+    a_names_the_shared_worker_id(&a, &b);
+}
+
+/// `a` subscribes to `b`, both issue with worker id 3 into `t` (no key).
+fn a_names_the_shared_worker_id(a: &Cluster, b: &Cluster) {
+    let started = Instant::now();
+    let mut named = None;
+    let (mut ca, mut cb) = (a.connect(), b.connect());
+    let mut sent = 0;
+    while started.elapsed() < Duration::from_secs(20) {
+        ca.batch_execute("INSERT INTO t (node, n) SELECT 'a', g FROM generate_series(1, 200) g").unwrap();
+        cb.batch_execute("INSERT INTO t (node, n) SELECT 'b', g FROM generate_series(1, 200) g").unwrap();
+        sent += 200;
+        let problem: Option<String> = ca.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+        if let Some(p) = problem {
+            named = Some((p, started.elapsed()));
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (problem, after) = named.expect("a's status never named the shared worker id");
+    assert!(after < Duration::from_secs(10), "named only after {after:?}");
+    assert!(problem.contains("worker id 3") && problem.contains("origin"), "{problem}");
+    // The exporter's gauge: the query of monitoring/postgres_exporter.yaml.
+    assert_eq!(a.query_i64("SELECT (problem IS NOT NULL)::int::int8 FROM snowflake_id_status"), 1);
+    wait_until("a WARNING in a's log", Duration::from_secs(5), || {
+        a.log().lines().any(|l| l.contains("WARNING:") && l.contains("worker id 3") && l.contains("origin"))
+    });
+    // B only sends: it receives nothing, and says nothing.
+    let problem_b: Option<String> = cb.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert_eq!(problem_b, None);
+    // The apply kept running: every row of b arrived, no error anywhere.
+    wait_until("b's rows on a", Duration::from_secs(30), || {
+        a.query_i64("SELECT count(*) FROM t WHERE node = 'b'") >= sent
+    });
+    assert_eq!(errors_in_log(a), Vec::<String>::new());
+}
+
+#[test]
+fn received_ids_that_cannot_be_ours_are_left_alone() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    create_table(&subscriber, TABLE);
+    subscribe(&subscriber, &publisher, "s", false);
+    let now_id = subscriber.query_i64("SELECT snowflake_nextval()");
+    let day = 86_400_000i64 << 22;
+    // Negative; another worker id ten days ahead; ours ten days ahead (another
+    // layout, or a clock far off); ours a minute behind (moved past: nothing to do).
+    let odd = [-5, now_id + 10 * day - (9 << 12) + (4 << 12), now_id + 10 * day, now_id - (60_000 << 22)];
+    for id in odd {
+        publisher.sql(&format!("INSERT INTO t (id, node) VALUES ({id}, 'odd')"));
+    }
+    wait_until("the odd rows applied", Duration::from_secs(30), || {
+        subscriber.query_i64("SELECT count(*) FROM t WHERE node = 'odd'") == odd.len() as i64
+    });
+    let next = subscriber.query_i64("SELECT snowflake_nextval()");
+    assert!(next > now_id, "IDs still increase");
+    assert!(common::id_unix_ms(next) - common::id_unix_ms(now_id) < 60_000, "the generator jumped ahead: {next}");
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+    assert!(
+        subscriber.log().lines().any(|l| l.contains("WARNING:") && l.contains("not moved past")),
+        "the implausible one is reported"
+    );
+}
+
+#[test]
+fn the_guard_is_on_every_table_with_a_snowflake_default_and_only_there() {
+    let n = node(&["snowflake_id.worker_id = 4"]);
+    n.sql(TABLE);
+    n.sql("CREATE TABLE plain (id bigint PRIMARY KEY)");
+    n.sql("CREATE TABLE later (id bigint PRIMARY KEY)");
+    n.sql("ALTER TABLE later ALTER COLUMN id SET DEFAULT snowflake_nextval()");
+    let guarded = n.query_text(
+        "SELECT string_agg(tgrelid::regclass::text || ':' || tgenabled::text, ',' ORDER BY tgrelid::regclass::text)
+           FROM pg_trigger WHERE tgname = 'snowflake_id_received'",
+    );
+    assert_eq!(guarded, "later:R,t:R");
+    // Made again by hand: nothing to do.
+    assert_eq!(n.query_i64("SELECT count(*) FROM snowflake_logical_guard()"), 0);
+    // A local insert never fires it (it is a REPLICA trigger).
+    n.sql("INSERT INTO t (node) VALUES ('local')");
+}
+
+/// pg_dump carries the guard's triggers; the event trigger stays out of the
+/// restore's way (a trigger it made first would fail the dump's CREATE TRIGGER).
+#[test]
+fn a_dump_restores_with_its_guard_and_without_an_error() {
+    let n = node(&["snowflake_id.worker_id = 4"]);
+    n.sql(TABLE);
+    n.sql("INSERT INTO t (node) VALUES ('before the dump')");
+    let dump = n.socket_dir().join("dump.sql");
+    let socket = n.socket_dir().display().to_string();
+    let port = n.port.to_string();
+    common::check(
+        "pg_dump",
+        common::run_as_postgres(
+            &[&n.tool("pg_dump"), "-h", &socket, "-p", &port, "-d", "postgres", "-f", dump.to_str().unwrap()],
+            &[],
+        ),
+    );
+    n.sql("CREATE DATABASE restored");
+    let out = common::check(
+        "psql -f dump.sql",
+        common::run_as_postgres(
+            &[
+                &n.tool("psql"),
+                "-h",
+                &socket,
+                "-p",
+                &port,
+                "-d",
+                "restored",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-f",
+                dump.to_str().unwrap(),
+            ],
+            &[],
+        ),
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("ERROR"), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut cfg = n.config();
+    cfg.dbname("restored");
+    let mut c = cfg.connect(postgres::NoTls).expect("connect to the restored database");
+    let enabled: String = c
+        .query_one(
+            "SELECT string_agg(tgenabled::text, ',') FROM pg_trigger WHERE tgname = 'snowflake_id_received'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(enabled, "R");
+}
+
+/// The benchmark of docs/benchmarks.md ("Logical apply"): not a test (run
+/// it with `cargo test --test logical -- --ignored --nocapture`). A
+/// subscriber applies transactions of `ROWS` rows into two identical tables,
+/// one with the guard's trigger and one without, in alternation; the rows
+/// carry the subscriber's own worker id (blue/green: the guard's work is
+/// largest). The time is from the publisher's commit until the last row is
+/// visible on the subscriber; the median of seven per table.
+#[test]
+#[ignore]
+fn apply_throughput_with_and_without_the_guard() {
+    const ROWS: i64 = 100_000;
+    let publisher = node(&["snowflake_id.worker_id = 7"]);
+    let subscriber = node(&["snowflake_id.worker_id = 7"]);
+    for n in [&publisher, &subscriber] {
+        n.sql("CREATE TABLE guarded (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text, n int)");
+        n.sql("CREATE TABLE plain (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text, n int)");
+    }
+    publisher.sql("CREATE PUBLICATION p FOR TABLE guarded, plain");
+    subscriber.sql("ALTER EVENT TRIGGER snowflake_id_logical_guard DISABLE");
+    subscriber.sql("ALTER TABLE plain DISABLE TRIGGER snowflake_id_received");
+    subscribe(&subscriber, &publisher, "s", false);
+    let mut pc = publisher.connect();
+    let mut sc = subscriber.connect();
+    let mut times: [Vec<f64>; 2] = [vec![], vec![]];
+    for round in 0..14 {
+        let table = ["guarded", "plain"][round % 2];
+        let last = pc
+            .query_one(
+                &format!(
+                    "WITH i AS (INSERT INTO {table} (payload, n) SELECT 'row ' || g, g FROM generate_series(1, {ROWS}) g \
+                     RETURNING id) SELECT max(id) FROM i"
+                ),
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0);
+        let committed = Instant::now();
+        let probe = format!("SELECT EXISTS (SELECT FROM {table} WHERE id = {last})");
+        while !sc.query_one(&probe, &[]).unwrap().get::<_, bool>(0) {
+            thread::sleep(Duration::from_millis(5));
+            assert!(committed.elapsed() < Duration::from_secs(120), "apply stalled");
+        }
+        times[round % 2].push(committed.elapsed().as_secs_f64());
+        eprintln!("{table}: {:.3}", committed.elapsed().as_secs_f64());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (with, without) = (median(&mut times[0]), median(&mut times[1]));
+    let guarded = subscriber.query_i64("SELECT count(*) FROM guarded");
+    assert_eq!(guarded, 7 * ROWS);
+    println!(
+        "PostgreSQL {}: apply of {ROWS} rows per transaction: with the guard {:.0} rows/s ({with:.3} s), \
+         without {:.0} rows/s ({without:.3} s): {:.3}x",
+        common::pg_major(),
+        ROWS as f64 / with,
+        ROWS as f64 / without,
+        without / with
+    );
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+}
