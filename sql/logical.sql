@@ -62,7 +62,11 @@ BEGIN
                                  FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
         SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
           FROM pg_catalog.unnest(r.cols) AS col;
-        EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+        -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
+        IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                    WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
+            EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+        END IF;
         EXECUTE pg_catalog.format(
             'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
             r.rel::pg_catalog.regclass, '@extschema@', args);
@@ -95,10 +99,35 @@ BEGIN
     IF NOT pg_catalog.current_setting('check_function_bodies')::pg_catalog.bool THEN
         RETURN;
     END IF;
+    -- Citus refuses to distribute a table that has a trigger: with Citus in
+    -- this database the guard is the DBA's call, table by table
+    -- (snowflake_logical_guard(tbl)), on tables that stay local.
+    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'::pg_catalog.name) THEN
+        RETURN;
+    END IF;
+    -- The tables made or changed, and the leaf partitions of a partitioned
+    -- one (a default set, a partition attached, on the parent reaches them),
+    -- that have a column defaulting to the extension's snowflake_nextval():
+    -- read from the catalogs alone, so that other tables cost nothing and
+    -- need no USAGE on the extension's schema.
     FOR r IN
-        SELECT DISTINCT c.objid
+        SELECT DISTINCT t.relid AS objid
           FROM pg_catalog.pg_event_trigger_ddl_commands() c
+         CROSS JOIN LATERAL (SELECT c.objid AS relid
+                             UNION
+                             SELECT p.relid FROM pg_catalog.pg_partition_tree(c.objid) p WHERE p.isleaf) t
          WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.object_type = 'table'
+           AND EXISTS (
+               SELECT FROM pg_catalog.pg_attrdef d
+                 JOIN pg_catalog.pg_depend dep
+                   ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
+                  AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                 JOIN pg_catalog.pg_proc f ON f.oid = dep.refobjid AND f.proname = 'snowflake_nextval'
+                 JOIN pg_catalog.pg_depend member
+                   ON member.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND member.objid = f.oid
+                  AND member.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND member.deptype = 'e'
+                 JOIN pg_catalog.pg_extension e ON e.oid = member.refobjid AND e.extname = 'snowflake_id'
+                WHERE d.adrelid = t.relid)
     LOOP
         BEGIN
             PERFORM @extschema@.snowflake_logical_guard(r.objid::pg_catalog.regclass);

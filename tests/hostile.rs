@@ -915,3 +915,45 @@ fn an_update_from_0_4_0_names_an_overload_that_would_make_its_calls_ambiguous() 
     }
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
+
+/// helper-10's review: the guard's trigger function is PUBLIC (a table
+/// owner's event trigger makes it), so any role can put it on its own table
+/// or enable it ALWAYS; outside an apply worker it must move nothing: a row
+/// app crafts minutes ahead of the clock, with this server's worker id,
+/// leaves the next ID at the clock and raises no shared-worker alarm.
+#[test]
+fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 1"]);
+    node.sql("CREATE EXTENSION snowflake_id");
+    plant(&node, "postgres", "");
+    let mut app = app_client(&node, "postgres");
+    let ahead = |minutes: i64| {
+        format!(
+            "((((extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1735689600000 + {}) << 22) | (1 << 12))",
+            minutes * 60_000
+        )
+    };
+    app.batch_execute(&format!(
+        "CREATE TABLE mine (id bigint PRIMARY KEY);
+         CREATE TRIGGER x BEFORE INSERT ON mine FOR EACH ROW EXECUTE FUNCTION snowflake_id_received('id');
+         INSERT INTO mine VALUES ({});
+         CREATE TABLE also (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+         ALTER TABLE also ENABLE ALWAYS TRIGGER snowflake_id_received;
+         INSERT INTO also VALUES ({});",
+        ahead(4),
+        ahead(3)
+    ))
+    .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    let mut violations = vec![];
+    let lead_ms = node.query_i64(
+        "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
+    );
+    if lead_ms > 2_000 {
+        violations.push(format!("app's rows pushed the next ID {lead_ms} ms ahead of the clock"));
+    }
+    let problem = node.query_text("SELECT coalesce(problem, '') FROM snowflake_id_status");
+    if !problem.is_empty() {
+        violations.push(format!("a problem was raised by app's rows: {problem}"));
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
+}

@@ -12,9 +12,15 @@
 
 use crate::{Error, GeneratorState, Layout};
 
-/// A received ID further ahead of the clock than this (ms) is not moved past:
-/// the same day that `snowflake_advance_past` accepts without `force`.
-pub const PLAUSIBLE_AHEAD_MS: i64 = 86_400_000;
+/// A received ID further ahead of this server's clock than this (ms) is not
+/// moved past, only reported: a peer whose clock is up to five minutes ahead
+/// (plus its `max_drift` and lease) is followed, and a row crafted far ahead
+/// (a publication's owner inserts what it likes) cannot push every later ID
+/// further into the future than that (invariant 7). Further is the DBA's
+/// call: `snowflake_advance_past`, superuser only. (A day, the reach of
+/// `advance_past` without `force`, let any publisher keep IDs a day ahead:
+/// helper-10's review.)
+pub const PLAUSIBLE_AHEAD_MS: i64 = 300_000;
 
 /// What the generator does about one received ID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -42,6 +42,27 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
     if event & pg_sys::TRIGGER_EVENT_ROW == 0 {
         return pg_sys::Datum::from(0usize);
     }
+    let returned = if event & pg_sys::TRIGGER_EVENT_TIMINGMASK == pg_sys::TRIGGER_EVENT_BEFORE {
+        let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
+            (*data).tg_newtuple
+        } else {
+            (*data).tg_trigtuple
+        };
+        pg_sys::Datum::from(tuple)
+    } else {
+        pg_sys::Datum::from(0usize)
+    };
+    // Only an apply worker's rows move the generator: a background worker
+    // (native subscriptions and pglogical apply in one) in a session with
+    // session_replication_role = replica. Anywhere else the trigger is a
+    // no-op: any table owner can put it on a table or enable it ALWAYS, and
+    // a row it inserts would otherwise push every later ID a day ahead, a
+    // move snowflake_advance_past keeps to superusers (helper-10's review);
+    // a data-only restore that left it enabled for local sessions would
+    // raise a false shared-worker alarm at each insert.
+    if !in_apply_worker() {
+        return returned;
+    }
     let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
         (*data).tg_newtuple
     } else {
@@ -68,10 +89,17 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
             }
         }
     }
-    if event & pg_sys::TRIGGER_EVENT_TIMINGMASK == pg_sys::TRIGGER_EVENT_BEFORE {
-        pg_sys::Datum::from(tuple)
-    } else {
-        pg_sys::Datum::from(0usize)
+    returned
+}
+
+/// Whether this process applies rows of a logical subscription: a
+/// background worker (a client backend can never be one) whose session
+/// replication role is `replica`, as every apply worker's is.
+fn in_apply_worker() -> bool {
+    // SAFETY: plain globals of this process, set before any trigger fires.
+    unsafe {
+        !pg_sys::MyBgworkerEntry.is_null()
+            && pg_sys::SessionReplicationRole == pg_sys::SESSION_REPLICATION_ROLE_REPLICA as std::ffi::c_int
     }
 }
 

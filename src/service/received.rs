@@ -178,11 +178,14 @@ fn warn_implausible(layout: &Layout, worker_id: i64, id: i64, tick: i64) {
                 epoch::format_unix_ms(tick.saturating_add(layout.epoch_ms()))
             ),
             Some(
-                "It is more than a day ahead of the clock, past the layout's end or past this server's registry \
-                 lease: made with another layout or by a clock far off."
+                "It is more than five minutes ahead of this server's clock, past the layout's end or past this \
+                 server's registry lease: made with another layout or by a clock far off, or crafted."
                     .into(),
             ),
-            Some(format!("If the ID is right, run SELECT snowflake_advance_past({id}, force => true);")),
+            Some(format!(
+                "If the ID is right and this server's clock is behind, a superuser runs SELECT \
+                 snowflake_advance_past({id}, force => true);"
+            )),
         );
     }
 }
