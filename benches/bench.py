@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 REPS = 3 if QUICK else 5
-PORT = 54400
+PORT = int(os.environ.get("BENCH_PORT", "54400"))  # another port where another run may be going
 CEILING_PER_MS = 4096  # 2^12 with the default layout
 
 GENERATORS = {  # name -> SQL expression
@@ -409,6 +409,14 @@ def code(name):
     return f"`{call}`" + (f", {rest}" if rest else "")
 
 
+def wal_counts(server):
+    """(WAL flushes, WAL records) so far, once the last session's statistics
+    are in (a backend reports its own when it exits)."""
+    time.sleep(0.3)
+    syncs, records = server.sql("SELECT wal_sync, wal_records FROM pg_stat_wal").split("|")
+    return int(syncs), int(records)
+
+
 def past_instants_main(bin_dir, n=PAST_ROWS):
     """Past-instant IDs in bulk from a staging table, one session per
     statement, against nextval() and the live generator on the same server,
@@ -442,6 +450,10 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
         inserts[f"snowflake_nextval_at(created_at), {label}"] = ("snowflake_nextval_at(created_at)", src)
     samples = {name: [] for name in selects}
     insert_samples = {name: [] for name in inserts}
+    # Durable writes of claims per statement: WAL flushes (each write of
+    # claims flushes once, and nothing else in these statements writes WAL)
+    # and WAL records (one per span claimed), from pg_stat_wal around it.
+    writes = {name: [] for name in selects if name.startswith("snowflake_nextval_at")}
     try:
         version = ready(server)
         for r in range(REPS):
@@ -454,8 +466,12 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
         server.sql("VACUUM ANALYZE")
         for r in range(REPS):
             for name, (expr, src, _) in selects.items():
+                before = wal_counts(server) if name in writes else None
                 ms = server.timed(select.format(expr=expr, src=src.format(r=r)))
                 samples[name].append(ms * 1e6 / n)
+                if before is not None:
+                    after = wal_counts(server)
+                    writes[name].append((after[0] - before[0], after[1] - before[1]))
             for name, (expr, src) in inserts.items():
                 server.sql("TRUNCATE imported")
                 server.sql("CHECKPOINT")
@@ -476,6 +492,10 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
             above = v - b[floor]
             seq = b[SEQ] - b[floor] if floor == "loop (floor)" else seq_above
             rows.append(f"| {code(name)} | {v:.0f} | {above:.0f} | {1e9 / v:,.0f} | {above / seq:.2f}× |")
+    write_rows = []
+    for name, counts in writes.items():
+        syncs, records = median([c[0] for c in counts]), median([c[1] for c in counts])
+        write_rows.append(f"| {code(name)} | {syncs:,.0f} | {records:,.0f} |")
     insert_rows = []
     for name, ms in ins.items():
         insert_rows.append(f"| {code(name)} | {ms:,.0f} | {n / ms * 1000:,.0f} | {ms / ins[SEQ]:.2f}× |")
@@ -503,6 +523,14 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
         "|---|---:|---:|---:|---:|",
         *rows,
         "",
+        "Durable writes of past-instant claims per statement (median): WAL flushes during it (`pg_stat_wal.wal_sync`;",
+        "each write of claims is the history file, fsynced, its directory fsynced, and one flush of its WAL records)",
+        "and WAL records (one per span claimed; a write carries several when a statement scatters its rows).",
+        "",
+        "| generator | durable writes | spans claimed |",
+        "|---|---:|---:|",
+        *write_rows,
+        "",
         f"The import itself, `INSERT INTO imported (id, created_at) SELECT f, created_at FROM stage` ({n:,} rows,",
         "`id bigint PRIMARY KEY`, emptied and checkpointed before each): the table and its index cost more than",
         "the generator, and random order scatters the index inserts as UUIDv4 keys do.",
@@ -522,7 +550,7 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
     else:
         new = old.rstrip("\n") + "\n\n" + section + "\n"
     path.write_text(new)
-    print("\n".join(rows + [""] + insert_rows))
+    print("\n".join(rows + [""] + write_rows + [""] + insert_rows))
     print("\n".join(section.splitlines()[-3:-1]))
 
 REKEY_BEGIN = "<!-- rekey: begin (benches/rekey.sh) -->"

@@ -10,6 +10,9 @@
 //! import makes a few dozen durable writes, not one per row.
 
 use std::collections::{BTreeMap, HashMap};
+
+// The write-ahead of a statement's next claims (more methods of `Round`).
+mod ahead;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
@@ -209,71 +212,6 @@ impl Round {
         self.span.min(MAX_SPAN_MS.max(self.issued.saturating_mul(MS_PER_ISSUED_ROW)))
     }
 
-    /// The spans a sparse claim for `[from, to)` (the row at `at`) carries
-    /// with it in the same durable write: a write-ahead of the claims this
-    /// statement would make next. The free time (in no grant of the round)
-    /// between the first and the last millisecond of the statement's rows so
-    /// far, from the claim up, then from it down, as much of it as a sparse
-    /// claim may cover now once for each sparse claim this statement was
-    /// granted before, in at most [`MAX_SPANS_PER_WRITE`] spans with the
-    /// claim. A statement's k-th claim carries k - 1 claims' worth, so a
-    /// random-order import over two years (about a thousand claims' worth
-    /// of time, nearly all met in its first 5,000 rows) makes a few dozen
-    /// durable writes instead of a thousand, each two fsyncs and a WAL
-    /// flush, while a statement of one row (a pooled connection) still
-    /// claims one span at a time, and one in time order has nothing free
-    /// between its rows. Every span raises the level by one over it, as its
-    /// own claim would; only time between rows the statement met is
-    /// claimed so, and an import in random order claims all of it anyway.
-    /// None for a dense claim (the row's millisecond lies in a grant).
-    ///
-    /// The caller claims the spans it can (one with a full millisecond is
-    /// left out), makes them durable with the claim, then reports each with
-    /// [`Round::granted_ahead`].
-    pub fn ahead(&mut self, from: i64, to: i64, at: i64, limit: i64) -> Vec<(i64, i64)> {
-        let claims = self.claims.min(MAX_SPANS_PER_WRITE - 1) as i64;
-        if claims == 0 || !self.cover_of(at).is_empty() {
-            return vec![];
-        }
-        let mut left = self.reach().max(1).saturating_mul(claims);
-        let runs = merged(self.grants.iter().map(|g| (g.from, g.to)).chain([(from, to)]));
-        let mut spans = vec![];
-        let room = |spans: &Vec<(i64, i64)>, left: i64| left > 0 && spans.len() < MAX_SPANS_PER_WRITE - 1;
-        let mut t = to;
-        let top = limit.min(self.high.saturating_add(1));
-        while room(&spans, left) {
-            let Some((a, b)) = gap_above(&runs, t, top) else { break };
-            let b = b.min(a.saturating_add(left));
-            spans.push((a, b));
-            left -= b - a;
-            t = b;
-        }
-        let mut t = from;
-        while room(&spans, left) {
-            let Some((a, b)) = gap_below(&runs, t, self.low) else { break };
-            let a = a.max(b.saturating_sub(left));
-            spans.push((a, b));
-            left -= b - a;
-            t = a;
-        }
-        spans
-    }
-
-    /// The grants over millisecond `at`, the cover rebuilt first if grants
-    /// were added since.
-    fn cover_of(&mut self, at: i64) -> &[usize] {
-        if self.cover.grants != self.grants.len() {
-            self.cover = Cover::of(&self.grants);
-        }
-        self.cover.over(at)
-    }
-
-    /// A span of [`Round::ahead`] the level map granted: kept, without
-    /// changing how long the next claims are.
-    pub fn granted_ahead(&mut self, grant: Grant) {
-        self.grants.push(grant);
-    }
-
     /// A claim the level map granted.
     pub fn granted(&mut self, grant: Grant) {
         let dense = self.grants.iter().any(|g| g.from <= grant.from && grant.from < g.to);
@@ -304,45 +242,6 @@ impl Round {
     pub fn full_until(&mut self, at: i64, until: i64) {
         self.full.insert(at, until.max(at + 1));
     }
-}
-
-/// Intervals `[from, to)` as sorted, disjoint runs (grants of a round
-/// overlap where a dense claim lies over a sparse one).
-fn merged(intervals: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
-    let mut all: Vec<(i64, i64)> = intervals.collect();
-    all.sort_unstable();
-    let mut runs: Vec<(i64, i64)> = Vec::with_capacity(all.len());
-    for (from, to) in all {
-        match runs.last_mut() {
-            Some(last) if from <= last.1 => last.1 = last.1.max(to),
-            _ => runs.push((from, to)),
-        }
-    }
-    runs
-}
-
-/// The first free stretch at or after `t` and before `limit` between the
-/// `runs` ([`merged`]).
-fn gap_above(runs: &[(i64, i64)], t: i64, limit: i64) -> Option<(i64, i64)> {
-    let k = runs.partition_point(|&(_, to)| to <= t);
-    let a = match runs.get(k) {
-        Some(&(from, to)) if from <= t => to,
-        _ => t,
-    };
-    let b = runs.get(k..).and_then(|r| r.iter().find(|&&(from, _)| from > a)).map_or(limit, |&(from, _)| from);
-    (a < limit).then_some((a, b.min(limit)))
-}
-
-/// The last free stretch before `t` and not before `bottom` (nor tick 0)
-/// between the `runs` ([`merged`]).
-fn gap_below(runs: &[(i64, i64)], t: i64, bottom: i64) -> Option<(i64, i64)> {
-    let k = runs.partition_point(|&(from, _)| from < t);
-    let b = match k.checked_sub(1).map(|i| runs[i]) {
-        Some((from, to)) if to >= t => from,
-        _ => t,
-    };
-    let a = runs[..k].iter().rev().find(|&&(_, to)| to < b).map_or(0, |&(_, to)| to).max(bottom).max(0);
-    (a < b).then_some((a, b))
 }
 
 /// Which grants lie over which milliseconds. The ends of the grants, sorted,
@@ -439,6 +338,7 @@ fn mix(mut z: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::ahead::merged;
     use super::*;
     use crate::history::{ClaimError, LevelMap};
     use proptest::prelude::*;
@@ -629,7 +529,7 @@ mod tests {
                 if statement == 0 {
                     round.new_statement();
                 }
-                if let Ok(Next::Claim { from, to, at, width }) = round.next(tick, limit, 1) {
+                if let Ok(Next::Claim { from, to, at, .. }) = round.next(tick, limit, 1) {
                     let ahead = round.ahead(from, to, at, limit);
                     prop_assert!(ahead.len() < MAX_SPANS_PER_WRITE);
                     let carried: i64 = ahead.iter().map(|(a, b)| b - a).sum();
