@@ -72,8 +72,10 @@ const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
 /// caller starts a new one): about 40 MB of counts.
 pub const MAX_COUNTED_MS: usize = 1 << 20;
 /// The most spans one durable write of claims carries, the claim a row
-/// asked for included ([`Round::ahead`]): bounds the work a claim does
-/// under the history lock and the intervals it adds to the level map.
+/// asked for included ([`Round::ahead`]), and one more than the claims'
+/// worth of time it carries ahead: bounds the work a claim does under the
+/// history lock, the intervals it adds to the level map and how far one
+/// write may raise the level past the rows it was made for.
 pub const MAX_SPANS_PER_WRITE: usize = 64;
 
 #[derive(Debug, Default)]
@@ -465,7 +467,8 @@ mod tests {
     }
 
     /// The section 9 benchmark's random-order import, 200,000 rows over 600
-    /// days: its claims (about a thousand) come in a few dozen durable writes.
+    /// days: its claims (about a thousand) come in about 33 durable writes
+    /// (without carrying time ahead, 1,010).
     #[test]
     fn a_random_import_makes_few_durable_writes() {
         let (mut map, mut round) = (LevelMap::new(), Round::new());
@@ -475,7 +478,7 @@ mod tests {
             let (t, s) = draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
             assert!(t >= tick && seen.insert((t, s)), "row {g}: ({t}, {s})");
         }
-        assert!(round.writes() <= 60, "{} durable writes for {} spans", round.writes(), round.grants.len());
+        assert!(round.writes() <= 40, "{} durable writes for {} spans", round.writes(), round.grants.len());
     }
 
     /// Statements of one row each (a pooled connection) claim one span per
