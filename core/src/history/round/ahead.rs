@@ -9,7 +9,7 @@ impl Round {
     /// with it in the same durable write: a write-ahead of the claims this
     /// statement would make next. The free time (in no grant of the round)
     /// between the first and the last millisecond of the statement's rows so
-    /// far, from the claim up, then from it down, as much of it as a sparse
+    /// far (and a sixteenth of that more on each side), from the claim up, then from it down, as much of it as a sparse
     /// claim may cover now once for each sparse claim this statement was
     /// granted before, in at most [`MAX_SPANS_PER_WRITE`] spans with the
     /// claim. What a statement's claims carry doubles: its k-th carries
@@ -20,8 +20,8 @@ impl Round {
     /// shared machine's disk at its busiest), while a statement of one row (a pooled connection) still
     /// claims one span at a time, and one in time order has nothing free
     /// between its rows. Every span raises the level by one over it, as its
-    /// own claim would; only time between rows the statement met is
-    /// claimed so, and an import in random order claims all of it anyway.
+    /// own claim would; only time among rows the statement met is claimed
+    /// so, and an import in random order claims all of it anyway.
     /// None for a dense claim (the row's millisecond lies in a grant).
     ///
     /// The caller claims the spans it can (one with a full millisecond is
@@ -40,7 +40,12 @@ impl Round {
         let mut spans = vec![];
         let room = |spans: &Vec<(i64, i64)>, left: i64| left > 0 && spans.len() < MAX_SPANS_PER_WRITE - 1;
         let mut t = to;
-        let top = limit.min(self.high.saturating_add(1));
+        // The statement's rows so far, and a sixteenth of their spread more
+        // on each side: the rows of an import in random order that fall
+        // outside those so far (fewer and nearer as it goes on) find their
+        // time claimed, not a durable write each.
+        let margin = self.high.saturating_sub(self.low) / 16;
+        let (bottom, top) = (self.low.saturating_sub(margin), limit.min(self.high.saturating_add(1 + margin)));
         while room(&spans, left) {
             let Some((a, b)) = gap_above(&runs, t, top) else { break };
             let b = b.min(a.saturating_add(left));
@@ -50,7 +55,7 @@ impl Round {
         }
         let mut t = from;
         while room(&spans, left) {
-            let Some((a, b)) = gap_below(&runs, t, self.low) else { break };
+            let Some((a, b)) = gap_below(&runs, t, bottom) else { break };
             let a = a.max(b.saturating_sub(left));
             spans.push((a, b));
             left -= b - a;
