@@ -182,11 +182,14 @@ impl Settings {
 
     /// The layout to issue IDs with when the worker id comes from a
     /// registry (unset or `auto`, or a number to claim), or every reason not to.
+    /// Read for every ID: it answers from what was read at start and the
+    /// one flag a reload may set, as [`Self::for_ids`] does; the list of
+    /// problems (a copy, sorted) is made only when there is one to report.
     pub fn for_registry(&self) -> Result<Layout, Vec<SettingError>> {
-        let errors = self.errors();
+        let max_drift_refused = || self.max_drift.is_some() && define::max_drift_refused();
         match &self.layout {
-            Ok(l) if errors.is_empty() => Ok(*l),
-            _ => Err(errors),
+            Ok(l) if self.errors.is_empty() && !max_drift_refused() => Ok(*l),
+            _ => Err(self.errors()),
         }
     }
 
