@@ -111,12 +111,8 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
                 }
                 Ok(Next::Claim { from, to, at, width }) => {
                     check_for_interrupts();
-                    let ahead = round.ahead(from, to, at, limit);
-                    match claim(key, slots, (from, to), at, width, limit, &ahead) {
-                        Ok((grant, carried)) => {
-                            round.granted(grant);
-                            carried.into_iter().for_each(|g| round.granted_ahead(g));
-                        }
+                    match claim(key, slots, (from, to), at, width, limit) {
+                        Ok(grant) => round.granted(grant),
                         Err(until) => round.full_until(at, until),
                     }
                     limit = past_limit(&layout);
@@ -179,31 +175,14 @@ fn checked_tick(layout: &Layout, unix_ms: i64, limit: i64) -> i64 {
 }
 
 /// Claims up to `width` history slots of every millisecond of `span` (or of
-/// `at` alone when the span has none left), and of each span `ahead` (any
-/// with a full millisecond is left out), and makes them durable in one
-/// write: the history file once, a WAL record each, one flush. Returns the
-/// claim and the grants carried ahead, or says up to which tick from `at`
-/// on nothing is left (at most `limit`). A claim whose wait for the
-/// synchronous standbys is cut short is kept for the next call (`PENDING`);
-/// what it carried ahead is not, and stays unused: slots lost, never reused.
+/// `at` alone when the span has none left) and makes the claim durable, or
+/// says up to which tick from `at` on nothing is left (at most `limit`).
 ///
 /// With a leased worker id the map is first raised by the claims the
 /// registry recorded (once per lease: `inherited`), and the claim is
 /// recorded in the registry before it is used.
-fn claim(
-    key: StoredLayout,
-    slots: i64,
-    (from, to): (i64, i64),
-    at: i64,
-    width: i64,
-    limit: i64,
-    ahead: &[(i64, i64)],
-) -> Result<(Grant, Vec<Grant>), i64> {
+fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
     let lease = registry::used().then(|| history_lease::current(key.worker_id));
-    // With a leased worker id the registry records each claim before use,
-    // and only the row's: nothing is carried ahead (a claim the registry
-    // does not know would be another holder's to take again).
-    let ahead = if lease.is_some() { &[][..] } else { ahead };
     // The registry's claims as one map, built outside the lock: a worker id
     // may have thousands.
     let mut fetched: Option<LevelMap> = None;
@@ -241,34 +220,22 @@ fn claim(
         let Ok((from, to, (base, granted))) = attempt else {
             return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
         };
-        let carried: Vec<Grant> = ahead
-            .iter()
-            .filter_map(|&(a, b)| {
-                map.claim(a, b, width, slots).ok().map(|(base, width)| Grant { from: a, to: b, base, width })
-            })
-            .collect();
-        let records: Vec<Claimed> = [Grant { from, to, base, width: granted }]
-            .iter()
-            .chain(&carried)
-            .map(|g| Claimed { layout: key, from: g.from, to: g.to, level: g.base + g.width })
-            .collect();
         map.coarsen(MAX_INTERVALS);
-        // The file first: a crash after it and before the records loses
-        // nothing that was used. Then the records, flushed.
+        // The file first: a crash after it and before the record loses
+        // nothing that was used. Then the record, flushed.
         history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
-        let lsn = wal::log_history(&records);
+        let lsn = wal::log_history(&Claimed { layout: key, from, to, level: base + granted });
         shared.set(key, &map);
         if let Some(l) = lease {
             shared.applied = (l.worker_id, l.epoch);
         }
         let registry = lease.map(|l| (l, Interval { from, to, level: base + granted }));
-        break (Pending { key, grant: Grant { from, to, base, width: granted }, lsn, registry }, carried);
+        break Pending { key, grant: Grant { from, to, base, width: granted }, lsn, registry };
     };
-    let (pending, carried) = pending;
     PENDING.with(|p| *p.borrow_mut() = Some(pending));
     make_usable(&pending);
     PENDING.with(|p| p.borrow_mut().take());
-    Ok((pending.grant, carried))
+    Ok(pending.grant)
 }
 
 /// What must happen before a claim is used: the registry records it (with a

@@ -10,9 +10,6 @@
 //! import makes a few dozen durable writes, not one per row.
 
 use std::collections::{BTreeMap, HashMap};
-
-// The write-ahead of a statement's next claims (more methods of `Round`).
-mod ahead;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
@@ -71,12 +68,6 @@ const MAX_DENSE_SPAN_MS: i64 = 1 << 10;
 /// How many milliseconds a round counts rows at before it should end (the
 /// caller starts a new one): about 40 MB of counts.
 pub const MAX_COUNTED_MS: usize = 1 << 20;
-/// The most spans one durable write of claims carries, the claim a row
-/// asked for included ([`Round::ahead`]), and one more than the claims'
-/// worth of time it carries ahead: bounds the work a claim does under the
-/// history lock, the intervals it adds to the level map and how far one
-/// write may raise the level past the rows it was made for.
-pub const MAX_SPANS_PER_WRITE: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct Round {
@@ -100,20 +91,11 @@ pub struct Round {
     issued: i64,
     /// How long the last sparse claim asked for was.
     asked: i64,
-    /// Sparse claims granted in the current statement: how much more time
-    /// the next one may carry ([`Round::ahead`]).
-    claims: usize,
-    /// Claims granted in this round, each one durable write.
-    writes: usize,
-    /// The first and last millisecond of the rows of the current statement:
-    /// where a claim may carry more ([`Round::ahead`]).
-    low: i64,
-    high: i64,
 }
 
 impl Round {
     pub fn new() -> Round {
-        Round { span: FIRST_SPAN_MS, dense_span: 1, low: i64::MAX, high: i64::MIN, ..Round::default() }
+        Round { span: FIRST_SPAN_MS, dense_span: 1, ..Round::default() }
     }
 
     /// A new statement of the session: its claims are the short ones again
@@ -123,14 +105,6 @@ impl Round {
     /// (helper-18's review of 2004e17).
     pub fn new_statement(&mut self) {
         self.issued = 0;
-        self.claims = 0;
-        (self.low, self.high) = (i64::MAX, i64::MIN);
-    }
-
-    /// Claims granted in this round: each was one durable write, whatever
-    /// it carried ahead.
-    pub fn writes(&self) -> usize {
-        self.writes
     }
 
     /// How many milliseconds this round counts rows at.
@@ -142,7 +116,6 @@ impl Round {
     /// `limit` being out of reach; `sparse_width` is how many slots a claim
     /// for a millisecond this round never met asks for.
     pub fn next(&mut self, tick: i64, limit: i64, sparse_width: i64) -> Result<Next, RoundError> {
-        (self.low, self.high) = (self.low.min(tick), self.high.max(tick));
         // Most imports never spill: no lookup then.
         let mut at = if self.spilled.is_empty() { tick } else { self.spilled.get(&tick).copied().unwrap_or(tick) };
         // Milliseconds passed over on the way: full for good, so they point
@@ -217,10 +190,6 @@ impl Round {
     /// A claim the level map granted.
     pub fn granted(&mut self, grant: Grant) {
         let dense = self.grants.iter().any(|g| g.from <= grant.from && grant.from < g.to);
-        self.writes += 1;
-        if !dense {
-            self.claims += 1;
-        }
         if dense {
             self.dense_span = (self.dense_span * 2).min(MAX_DENSE_SPAN_MS);
         } else if grant.to - grant.from < self.asked {
@@ -340,7 +309,6 @@ fn mix(mut z: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::ahead::merged;
     use super::*;
     use crate::history::{ClaimError, LevelMap};
     use proptest::prelude::*;
@@ -358,20 +326,12 @@ mod tests {
             match round.next(tick, limit, 2)? {
                 Next::Issued { tick, slot } => return Ok((tick, slot)),
                 Next::Claim { from, to, at, width } => {
-                    let ahead = round.ahead(from, to, at, limit);
                     let granted = map
                         .claim(from, to, width, slots)
                         .map(|g| (from, to, g))
                         .or_else(|_| map.claim(at, at + 1, width, slots).map(|g| (at, at + 1, g)));
                     match granted {
-                        Ok((from, to, (base, width))) => {
-                            round.granted(Grant { from, to, base, width });
-                            for (from, to) in ahead {
-                                if let Ok((base, width)) = map.claim(from, to, width, slots) {
-                                    round.granted_ahead(Grant { from, to, base, width });
-                                }
-                            }
-                        }
+                        Ok((from, to, (base, width))) => round.granted(Grant { from, to, base, width }),
                         Err(ClaimError::Full { .. }) => {
                             round.full_until(at, map.first_not_full(at, slots).unwrap_or(limit))
                         }
@@ -398,7 +358,7 @@ mod tests {
         for _ in 0..100_000 {
             draw(&mut round, &mut map, 1 << 30, 1 << 40, 256).unwrap();
         }
-        assert!(round.writes() < 40, "{} claims", round.writes());
+        assert!(round.grants.len() < 40, "{} claims", round.grants.len());
     }
 
     /// An import in time order over months claims ever longer spans as it
@@ -412,27 +372,20 @@ mod tests {
             let (t, s) = draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
             assert!(t == tick && seen.insert((t, s)), "row {g}: ({t}, {s})");
         }
-        assert!(round.writes() < 40, "{} claims", round.writes());
+        assert!(round.grants.len() < 40, "{} claims", round.grants.len());
     }
 
     /// A session of a thousand rows (a connection pool's, touching random
-    /// instants) claims at most about 19 hours for a row, as before imports
-    /// could claim more, and carries at most 63 such claims' worth ahead in
-    /// one durable write.
+    /// instants) claims at most about 19 hours at once, as before imports
+    /// could claim more.
     #[test]
-    fn a_short_session_claims_at_most_19_hours_for_a_row() {
+    fn a_short_session_claims_at_most_19_hours_at_once() {
         let (mut map, mut round) = (LevelMap::new(), Round::new());
         for g in 1..=1000i64 {
-            let tick = (g * 2_654_435_761) % 51_840_000_000;
-            if let Ok(Next::Claim { from, to, at, .. }) = round.next(tick, 1 << 40, 2) {
-                assert!(to - from <= MAX_SPAN_MS, "a claim of {} ms", to - from);
-                let carried: i64 = round.ahead(from, to, at, 1 << 40).iter().map(|(a, b)| b - a).sum();
-                assert!(carried <= 63 * MAX_SPAN_MS, "{carried} ms carried ahead");
-            }
-            draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
+            draw(&mut round, &mut map, (g * 2_654_435_761) % 51_840_000_000, 1 << 40, 256).unwrap();
         }
-        let covered: i64 = merged(round.grants.iter().map(|g| (g.from, g.to))).iter().map(|(a, b)| b - a).sum();
-        println!("1000 random rows: {} writes, {} days covered", round.writes(), covered / 86_400_000);
+        let widest = round.grants.iter().map(|g| g.to - g.from).max().unwrap_or(0);
+        assert!(widest <= MAX_SPAN_MS, "a claim of {widest} ms");
     }
 
     /// A session that issued many rows in earlier statements claims at most
@@ -463,35 +416,7 @@ mod tests {
         for g in 0..20_000i64 {
             draw(&mut round, &mut map, 1 + g * 51_840, 1 << 40, 256).unwrap();
         }
-        assert!(round.writes() < 100, "{} claims", round.writes());
-    }
-
-    /// The section 9 benchmark's random-order import, 200,000 rows over 600
-    /// days: its claims (about a thousand) come in 24 durable writes
-    /// (without carrying time ahead, 1,010).
-    #[test]
-    fn a_random_import_makes_few_durable_writes() {
-        let (mut map, mut round) = (LevelMap::new(), Round::new());
-        let mut seen = HashSet::new();
-        for g in 1..=200_000i64 {
-            let tick = (g * 2_654_435_761) % 51_840_000_000;
-            let (t, s) = draw(&mut round, &mut map, tick, 1 << 40, 256).unwrap();
-            assert!(t >= tick && seen.insert((t, s)), "row {g}: ({t}, {s})");
-        }
-        assert!(round.writes() <= 30, "{} durable writes for {} spans", round.writes(), round.grants.len());
-    }
-
-    /// Statements of one row each (a pooled connection) claim one span per
-    /// durable write, as before claims were carried together.
-    #[test]
-    fn single_row_statements_claim_one_span_at_a_time() {
-        let (mut map, mut round) = (LevelMap::new(), Round::new());
-        for g in 1..=300i64 {
-            round.new_statement();
-            let before = round.grants.len();
-            draw(&mut round, &mut map, (g * 2_654_435_761) % 51_840_000_000, 1 << 40, 256).unwrap();
-            assert!(round.grants.len() - before <= 1, "row {g} claimed {:?}", &round.grants[before..]);
-        }
+        assert!(round.grants.len() < 100, "{} claims", round.grants.len());
     }
 
     #[test]
@@ -519,38 +444,6 @@ mod tests {
             }
         }
 
-        /// What a claim carries with it lies in no grant of the round, nor in
-        /// the claim, nor in another span it carries, before `limit` and not
-        /// before tick 0, each no longer than a sparse claim may be.
-        #[test]
-        fn spans_carried_ahead_lie_in_free_time(
-            rows in prop::collection::vec((0i64..3000, 0u8..6), 1..200),
-        ) {
-            let (slots, limit) = (64, 4000);
-            let (mut map, mut round) = (LevelMap::new(), Round::new());
-            for (tick, statement) in rows {
-                if statement == 0 {
-                    round.new_statement();
-                }
-                if let Ok(Next::Claim { from, to, at, .. }) = round.next(tick, limit, 1) {
-                    let ahead = round.ahead(from, to, at, limit);
-                    prop_assert!(ahead.len() < MAX_SPANS_PER_WRITE);
-                    let carried: i64 = ahead.iter().map(|(a, b)| b - a).sum();
-                    prop_assert!(carried <= round.reach().max(1) * (MAX_SPANS_PER_WRITE as i64 - 1));
-                    let mut spans: Vec<(i64, i64)> = round.grants.iter().map(|g| (g.from, g.to)).collect();
-                    let grants = spans.len();
-                    spans.push((from, to));
-                    for &(a, b) in &ahead {
-                        prop_assert!(0 <= a && a < b && b <= limit, "{:?}", (a, b));
-                        prop_assert!(spans[grants..].iter().all(|&(c, d)| b <= c || d <= a), "{:?} meets {:?}", (a, b), spans);
-                        prop_assert!(spans[..grants].iter().all(|&(c, d)| b <= c || d <= a), "{:?} in a grant", (a, b));
-                        spans.push((a, b));
-                    }
-                }
-                let _ = draw(&mut round, &mut map, tick, limit, slots);
-            }
-        }
-
         /// Rounds one after another (sessions, crashes) and interleaved over
         /// one level map: no two rows get one (millisecond, slot), no slot is
         /// past the last, and a row's millisecond is never before its own.
@@ -564,10 +457,8 @@ mod tests {
             let mut rounds = [Round::new(), Round::new(), Round::new()];
             let mut seen = HashSet::new();
             for (r, tick, restart) in rows {
-                match restart {
-                    0 => rounds[r] = Round::new(),
-                    1 => rounds[r].new_statement(),
-                    _ => {}
+                if restart == 0 {
+                    rounds[r] = Round::new();
                 }
                 match draw(&mut rounds[r], &mut map, tick, limit, slots) {
                     Ok((t, s)) => {
