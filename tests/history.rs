@@ -370,6 +370,9 @@ fn a_full_millisecond_ahead_of_an_import_does_not_make_a_claim_per_row() {
     // 400 rows at x fill [x, x + 2 ms) and more.
     draw_at(&mut cluster.connect(), &[x; 400]);
     let before = claims();
+    // The file read is the history file (no file would read as 0 intervals
+    // and let the bound below pass).
+    assert!(before > 0, "no interval in the history file after 400 rows");
     // 1,500 rows one second apart, in time order, up to a second before x.
     let rows: Vec<i64> = (0..1500).map(|i| x - 1_501_000 + i * 1000).collect();
     let ids = draw_at(&mut cluster.connect(), &rows);

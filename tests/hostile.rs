@@ -388,12 +388,13 @@ fn insane_ceiling(node: &Cluster) -> Option<String> {
         )
         .unwrap_or_else(|e| panic!("status: {}", describe(&e)));
     let (ceiling, beyond): (Option<String>, Option<bool>) = (row.get(0), row.get(1));
-    beyond.unwrap_or(false).then(|| {
-        format!(
-            "the node's lease ceiling is {} (more than a minute ahead; a lease reaches seconds here)",
-            ceiling.unwrap_or_default()
-        )
-    })
+    match (ceiling, beyond) {
+        (Some(ceiling), Some(true)) => Some(format!(
+            "the node's lease ceiling is {ceiling} (more than a minute ahead; a lease reaches seconds here)"
+        )),
+        (None, _) => Some("the node shows no lease ceiling: the lease was never in force".into()),
+        _ => None,
+    }
 }
 
 /// Waits until `node` holds a lease (within 30 s).
@@ -438,8 +439,17 @@ fn registry_calls_never_reach_planted_overloads() {
     plant_on_types(&node, "postgres", "");
 
     wait_held(&node);
-    // A few heartbeats: renewals of a 3 s lease.
-    thread::sleep(Duration::from_secs(4));
+    // Two renewals of the 3 s lease (a heartbeat apart), seen in the status
+    // view, so that the keeper's renew call has certainly run.
+    let renewed = || node.query_text("SELECT coalesce(lease_renewed_at::text, '') FROM snowflake_id_status");
+    for _ in 0..2 {
+        let before = renewed();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while renewed() == before {
+            assert!(Instant::now() < deadline, "no renewal within 15 s\n{}", node.log());
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
     let mut violations: Vec<String> = insane_ceiling(&node).into_iter().collect();
     // Past-instant IDs under the leased worker id, by a superuser: the
     // backend reads and records the worker id's history in the registry.
