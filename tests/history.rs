@@ -98,7 +98,7 @@ fn rows_past_a_milliseconds_slots_spill_to_the_next_in_order() {
 /// ID returned.
 #[test]
 fn past_instant_ids_stay_unique_across_sessions_kill_9_and_a_failover() {
-    let mut primary = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
+    let primary = Cluster::preloaded(&["snowflake_id.worker_id = 5"]);
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
     primary.make_synchronous(&standby);
@@ -111,21 +111,32 @@ fn past_instant_ids_stay_unique_across_sessions_kill_9_and_a_failover() {
         (draw_at(&mut primary.connect(), &instants), other.join().unwrap())
     });
     ledger.extend([a, b]);
+    assert_eq!(crash_and_failover_repeat_nothing(primary, standby, &instants, ledger), 5 * instants.len());
+}
+
+/// After the draws of `ledger`: `kill -9` of the primary and a restart, then
+/// a promotion of its synchronous standby, each followed by drawing
+/// `instants` again; no ID twice in the whole ledger. Returns its length.
+fn crash_and_failover_repeat_nothing(
+    mut primary: Cluster,
+    standby: Cluster,
+    instants: &[i64],
+    mut ledger: Vec<Vec<i64>>,
+) -> usize {
     assert_no_duplicates(&ledger);
 
     primary.crash();
     primary.start();
-    ledger.push(draw_at(&mut primary.connect(), &instants));
+    ledger.push(draw_at(&mut primary.connect(), instants));
     assert_no_duplicates(&ledger);
 
     // What the standby has is all a promoted standby knows.
     primary.make_synchronous(&standby);
-    ledger.push(draw_at(&mut primary.connect(), &instants));
+    ledger.push(draw_at(&mut primary.connect(), instants));
     primary.crash();
     standby.promote();
-    ledger.push(draw_at(&mut standby.connect(), &instants));
-    let n = assert_no_duplicates(&ledger);
-    assert_eq!(n, 5 * instants.len());
+    ledger.push(draw_at(&mut standby.connect(), instants));
+    assert_no_duplicates(&ledger)
 }
 
 /// An import in random order (3,000 rows scattered over 600 days, each
@@ -133,28 +144,15 @@ fn past_instant_ids_stay_unique_across_sessions_kill_9_and_a_failover() {
 /// promotion of the synchronous standby.
 #[test]
 fn a_random_order_import_stays_unique_across_kill_9_and_a_failover() {
-    let mut primary = Cluster::preloaded(&["snowflake_id.worker_id = 9"]);
+    let primary = Cluster::preloaded(&["snowflake_id.worker_id = 9"]);
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
     primary.make_synchronous(&standby);
     // 3,000 rows scattered over 600 days, in an order unrelated to time.
     let base = DEFAULT_EPOCH_MS + 10 * 86_400_000;
     let instants: Vec<i64> = (1..=3_000i64).map(|g| base + (g * 2_654_435_761) % (600 * 86_400_000)).collect();
-    let mut ledger = vec![draw_at(&mut primary.connect(), &instants)];
-    assert_no_duplicates(&ledger);
-
-    primary.crash();
-    primary.start();
-    ledger.push(draw_at(&mut primary.connect(), &instants));
-    assert_no_duplicates(&ledger);
-
-    primary.make_synchronous(&standby);
-    ledger.push(draw_at(&mut primary.connect(), &instants));
-    primary.crash();
-    standby.promote();
-    ledger.push(draw_at(&mut standby.connect(), &instants));
-    let n = assert_no_duplicates(&ledger);
-    assert_eq!(n, 4 * instants.len());
+    let ledger = vec![draw_at(&mut primary.connect(), &instants)];
+    assert_eq!(crash_and_failover_repeat_nothing(primary, standby, &instants, ledger), 4 * instants.len());
 }
 
 /// Claims made since the last checkpoint come back from WAL alone: redo
