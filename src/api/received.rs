@@ -42,12 +42,12 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
     if event & pg_sys::TRIGGER_EVENT_ROW == 0 {
         return pg_sys::Datum::from(0usize);
     }
+    let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
+        (*data).tg_newtuple
+    } else {
+        (*data).tg_trigtuple
+    };
     let returned = if event & pg_sys::TRIGGER_EVENT_TIMINGMASK == pg_sys::TRIGGER_EVENT_BEFORE {
-        let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
-            (*data).tg_newtuple
-        } else {
-            (*data).tg_trigtuple
-        };
         pg_sys::Datum::from(tuple)
     } else {
         pg_sys::Datum::from(0usize)
@@ -63,11 +63,6 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
     if !in_apply_worker() {
         return returned;
     }
-    let tuple = if event & pg_sys::TRIGGER_EVENT_OPMASK == pg_sys::TRIGGER_EVENT_UPDATE {
-        (*data).tg_newtuple
-    } else {
-        (*data).tg_trigtuple
-    };
     if !tuple.is_null() && (event & pg_sys::TRIGGER_EVENT_OPMASK) != pg_sys::TRIGGER_EVENT_DELETE {
         let tupdesc = (*(*data).tg_relation).rd_att;
         let trigger = (*data).tg_trigger;
