@@ -8,13 +8,25 @@
 -- layout other than the coordinator's, no answer, or whatever else the
 -- node's snowflake_id_status calls a problem. No rows: all well.
 --
+-- Logical peers too (issue 33): the publisher of each subscription of this
+-- database, native or pglogical's, is asked for its status the same way,
+-- through snowflake_logical_peers() (src/service/logical_peers.rs), and
+-- this node is compared with them: a publisher issuing with this node's
+-- worker id is named with this node, so is one on another layout, one that
+-- does not answer or has no extension. Only a superuser's call connects,
+-- and only with connection strings a superuser chose (a subscription a
+-- superuser owns, pglogical's own catalog): any other subscription is a
+-- row saying it was not checked and why. Connection strings are never
+-- shown.
+--
 -- Citus is looked up when the function runs, not when the extension is
 -- created (dynamic SQL), so the extension installs where there is no Citus;
--- there the function refuses with 55000 and a hint rather than answering
--- for one server as if it were a cluster. It reads only what the status
--- view shows, which every role may read: an ordinary function (not
--- SECURITY DEFINER), executable by everyone, whose run_command_on_all_nodes
--- connects to each node as the caller.
+-- where there is neither Citus nor a subscription the function refuses
+-- with 55000 and a hint rather than answering for one server as if it were
+-- a cluster. It reads only what the status view shows, which every role
+-- may read: an ordinary function (not SECURITY DEFINER), executable by
+-- everyone, whose run_command_on_all_nodes connects to each node as the
+-- caller.
 CREATE FUNCTION snowflake_cluster_check()
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
     LANGUAGE plpgsql VOLATILE
@@ -57,21 +69,48 @@ DECLARE
                                      AND d.refobjid OPERATOR(pg_catalog.=) e.oid
                                      AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
          WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name), '')$q$;
+    -- Without Citus, its part of the query below answers nothing.
+    no_citus text := $q$citus_answers (node, groupid, isactive, success, result) AS (
+        SELECT NULL::text, NULL::integer, NULL::boolean, NULL::boolean, NULL::text WHERE false),$q$;
+    has_citus boolean;
     own_status text;
     own_group integer;
+    peer_nodes text[];
+    peer_statuses text[];
+    peer_troubles text[];
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
-        RAISE EXCEPTION 'snowflake_cluster_check() needs Citus: extension "citus" is not created in database "%"',
-                        current_database()
+    has_citus := EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus');
+    SELECT array_agg(p.node ORDER BY p.node), array_agg(p.status ORDER BY p.node),
+           array_agg(p.trouble ORDER BY p.node)
+      INTO peer_nodes, peer_statuses, peer_troubles
+      FROM @extschema@.snowflake_logical_peers() p;
+    IF NOT has_citus AND peer_nodes IS NULL THEN
+        RAISE EXCEPTION 'snowflake_cluster_check() needs Citus or a subscription: extension "citus" is not created '
+                        'in database "%" and it has no subscription', current_database()
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Run it on the Citus coordinator, in the database Citus runs in. On a server without '
-                         'Citus, snowflake_id_status shows its worker id and problem; with a registry, '
+                  HINT = 'Run it on the Citus coordinator, in the database Citus runs in, or on a logical '
+                         'replication subscriber, in the database of its subscriptions. On a server without '
+                         'either, snowflake_id_status shows its worker id and problem; with a registry, '
                          'snowflake_registry shows every node''s lease.';
     END IF;
     EXECUTE format(status_template, '@extschema@') INTO own_status;
-    EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
-    RETURN QUERY EXECUTE $q$
-    WITH nodes AS (
+    IF has_citus THEN
+        EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO own_group;
+    END IF;
+    RETURN QUERY EXECUTE format($q$
+    WITH %s
+    answers AS (
+        SELECT c.node, c.isactive, c.success, c.result, 'no answer: ' AS prefix FROM citus_answers c
+        -- The publishers of the subscriptions: a status, or what to report.
+        UNION ALL
+        SELECT l.node, true, l.status IS NOT NULL, coalesce(l.status, l.trouble), ''
+          FROM unnest($5::text[], $6::text[], $7::text[]) l (node, status, trouble)
+        -- This node, compared with its publishers (with Citus, it is among
+        -- the Citus nodes already).
+        UNION ALL
+        SELECT 'this node', true, true, $2, '' WHERE NOT $8 AND $5 IS NOT NULL),
+    parsed AS ($q$,
+        CASE WHEN has_citus THEN $q$nodes AS (
         -- Every primary in pg_dist_node, inactive ones and other
         -- nodeclusters included: run_command_on_all_nodes skips a node
         -- disabled with citus_disable_node, which keeps its metadata and
@@ -96,7 +135,7 @@ BEGIN
                           ORDER BY p.node_name, p.node_port),
                    ARRAY(SELECT format($1, p.result) FROM probes p WHERE p.success AND p.result <> ''
                           ORDER BY p.node_name, p.node_port), true) r),
-    answers AS (
+    citus_answers AS (
         SELECT n.nodename || ':' || n.nodeport AS node, n.groupid, n.isactive,
                coalesce(s.success, false) AS success,
                coalesce(s.result, CASE WHEN p.success
@@ -111,9 +150,10 @@ BEGIN
         -- DEFAULTs too.
         UNION ALL
         SELECT 'this node (group ' || $3 || ', not in pg_dist_node)', $3, true, true, $2
-         WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = $3)),
-    parsed AS (
-        SELECT a.node, a.isactive, a.success, a.result, s,
+         WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = $3)),$q$
+        ELSE no_citus END)
+    || $q$
+        SELECT a.node, a.isactive, a.success, a.result, a.prefix, s,
                (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
           FROM answers a
           -- A CASE, so that a failure's text is never cast: the planner may
@@ -127,7 +167,7 @@ BEGIN
         SELECT p.node, p.worker_id, p.layout,
                concat_ws('; ',
                    -- A disabled node is usually down: named only when it answers.
-                   CASE WHEN NOT p.success AND p.isactive THEN 'no answer: ' || p.result END,
+                   CASE WHEN NOT p.success AND p.isactive THEN p.prefix || p.result END,
                    CASE WHEN p.success AND p.worker_id IS NULL THEN 'no worker id' END,
                    CASE WHEN sh.nodes IS NOT NULL THEN 'worker id ' || p.worker_id || ' shared by ' || sh.nodes END,
                    CASE WHEN p.success AND p.layout IS DISTINCT FROM own.layout
@@ -142,8 +182,9 @@ BEGIN
       FROM checked c
      WHERE c.problem <> ''
      ORDER BY c.node
-    $q$ USING status_template, own_status, own_group, probe_query;
+    $q$ USING status_template, own_status, own_group, probe_query, peer_nodes, peer_statuses, peer_troubles,
+              has_citus;
 END
 $check$;
 COMMENT ON FUNCTION snowflake_cluster_check() IS
-    'snowflake_id on Citus: one row per node with an unset or shared worker id, another layout than the coordinator''s, no answer or another problem';
+    'snowflake_id on Citus and among logical peers: one row per node with an unset or shared worker id, another layout than the coordinator''s (this node''s), no answer or another problem';

@@ -19,7 +19,8 @@ DECLARE
         'snowflake_registry_check_holder', 'snowflake_registry_history_of',
         'snowflake_registry_record_history', 'snowflake_to_base62', 'snowflake_to_base32',
         'snowflake_from_base62', 'snowflake_from_base32', 'snowflake_nextval_block', 'snowflake_nextval_array',
-        'snowflake_id_received', 'snowflake_logical_guard', 'snowflake_logical_guard_ddl'
+        'snowflake_id_received', 'snowflake_logical_guard', 'snowflake_logical_guard_ddl',
+        'snowflake_logical_peers'
     ]::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY[
         'snowflake_parts', 'snowflake_id_status', 'snowflake_registry', 'snowflake_registry_namespaces',

@@ -49,7 +49,11 @@ extension_sql_file!(
         [api::functions::snowflake_nextval, api::functions::snowflake_from_timestamp, api::status::snowflake_id_status]
 );
 extension_sql_file!("../sql/registry.sql", name = "registry");
-extension_sql_file!("../sql/cluster.sql", name = "cluster", requires = [api::status::snowflake_id_status]);
+extension_sql_file!(
+    "../sql/cluster.sql",
+    name = "cluster",
+    requires = [api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
+);
 extension_sql_file!("../sql/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

@@ -967,3 +967,138 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
     }
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
+
+/// Issue 33: `snowflake_cluster_check()` on a subscriber connects to the
+/// publisher of each subscription with the subscription's connection
+/// string, from the caller's backend, where libpq may authenticate with the
+/// server's own credentials (`.pgpass`, peer, certificates). So it uses
+/// only strings a superuser chose, and only in a superuser's call. Two TCP
+/// listeners stand in for hosts: `trusted` is a superuser's subscription's
+/// publisher, `chosen` one an ordinary role picked, through a subscription
+/// of its own (16+: `pg_create_subscription`) and a look-alike of
+/// pglogical's catalog. `chosen` must never see a connection; `trusted` only
+/// from a superuser's call; no row shows either address. A real publisher
+/// with app's shadows planted is checked too: nothing planted runs.
+#[test]
+fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    // Accepts and drops every connection (libpq fails at once), counting them.
+    let listen = || {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("address").port();
+        let count = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&count);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                counted.fetch_add(1, Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        (port, count)
+    };
+    let (trusted, trusted_count) = listen();
+    let (chosen, chosen_count) = listen();
+
+    let publisher = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
+    plant(&publisher, "postgres", "");
+    publisher.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&publisher, "postgres", "");
+    let subscriber = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
+    plant(&subscriber, "postgres", "");
+    subscriber.sql("CREATE EXTENSION snowflake_id");
+    plant_on_types(&subscriber, "postgres", "");
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION real CONNECTION 'host={} port={} dbname=postgres user=postgres' PUBLICATION p \
+         WITH (connect = false);
+         CREATE SUBSCRIPTION sup CONNECTION 'host=127.0.0.1 port={trusted} dbname=postgres user=postgres' \
+         PUBLICATION p WITH (connect = false);
+         GRANT CREATE ON DATABASE postgres TO app;",
+        publisher.socket_dir().display(),
+        publisher.port
+    ));
+    let mut app = app_client(&subscriber, "postgres");
+    let chosen_dsn = format!("host=127.0.0.1 port={chosen} dbname=postgres user=postgres password=x");
+    app.batch_execute(&format!(
+        "CREATE SCHEMA pglogical;
+         CREATE TABLE pglogical.node_interface (if_id oid, if_name name, if_nodeid oid, if_dsn text);
+         CREATE TABLE pglogical.subscription (sub_id oid, sub_name name, sub_origin_if oid);
+         INSERT INTO pglogical.node_interface VALUES (1, 'n', 1, '{chosen_dsn}');
+         INSERT INTO pglogical.subscription VALUES (1, 'lookalike', 1);"
+    ))
+    .unwrap_or_else(|e| panic!("app's look-alike of pglogical: {}", describe(&e)));
+    if common::pg_major() >= 16 {
+        subscriber.sql("GRANT pg_create_subscription TO app");
+        app.batch_execute(&format!(
+            "CREATE SUBSCRIPTION mine CONNECTION '{chosen_dsn}' PUBLICATION p WITH (connect = false)"
+        ))
+        .unwrap_or_else(|e| panic!("app's subscription: {}", describe(&e)));
+    }
+    let shows_an_address = |rows: &[(String, String)]| {
+        rows.iter().any(|(n, p)| {
+            [trusted.to_string(), chosen.to_string(), "127.0.0.1".into(), "host=".into()]
+                .iter()
+                .any(|s| n.contains(s.as_str()) || p.contains(s.as_str()))
+        })
+    };
+    let check = |c: &mut Client| -> Result<Vec<(String, String)>, String> {
+        c.query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .map_err(|e| describe(&e))
+    };
+
+    let mut violations = vec![];
+    // app's call: nothing is connected to.
+    match check(&mut app) {
+        Ok(rows) => {
+            if !rows.iter().any(|(n, p)| n == "publisher of subscription \"sup\"" && p.starts_with("not checked")) {
+                violations.push(format!("app's call did not say it checked nothing: {rows:?}"));
+            }
+            if shows_an_address(&rows) {
+                violations.push(format!("app's call showed a connection string: {rows:?}"));
+            }
+        }
+        Err(e) => violations.push(format!("app's check failed: {e}")),
+    }
+    thread::sleep(Duration::from_millis(300));
+    if trusted_count.load(Ordering::SeqCst) + chosen_count.load(Ordering::SeqCst) > 0 {
+        violations.push("app's call connected to a publisher".into());
+    }
+    // A superuser's call: the superuser's strings only.
+    match check(&mut subscriber.connect()) {
+        Ok(rows) => {
+            let real = rows.iter().find(|(n, _)| n == "publisher of subscription \"real\"");
+            if !real.is_some_and(|(_, p)| p.contains("worker id 2 shared by")) {
+                violations.push(format!("the real publisher's shared worker id went unnamed: {rows:?}"));
+            }
+            if !rows.iter().any(|(n, p)| n == "publisher of subscription \"sup\"" && p.starts_with("no answer")) {
+                violations.push(format!("the listener stood for no publisher: {rows:?}"));
+            }
+            if common::pg_major() >= 16
+                && !rows.iter().any(|(n, p)| {
+                    n == "publisher of subscription \"mine\"" && p.starts_with("not checked: owned by role \"app\"")
+                })
+            {
+                violations.push(format!("app's subscription was not reported as not checked: {rows:?}"));
+            }
+            if rows.iter().any(|(n, _)| n.contains("lookalike")) {
+                violations.push(format!("app's look-alike of pglogical was read: {rows:?}"));
+            }
+            if shows_an_address(&rows) {
+                violations.push(format!("the check showed a connection string: {rows:?}"));
+            }
+        }
+        Err(e) => violations.push(format!("the superuser's check failed: {e}")),
+    }
+    thread::sleep(Duration::from_millis(300));
+    let chosen_seen = chosen_count.load(Ordering::SeqCst);
+    if chosen_seen > 0 {
+        violations.push(format!("{chosen_seen} connections to the host app chose"));
+    }
+    if trusted_count.load(Ordering::SeqCst) == 0 {
+        violations.push("the superuser's subscription was not checked".into());
+    }
+    assert_unharmed(&[(&subscriber, "postgres", "subscriber"), (&publisher, "postgres", "publisher")], violations);
+}

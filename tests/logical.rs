@@ -630,3 +630,66 @@ fn apply_throughput_with_and_without_the_guard() {
     );
     assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
 }
+
+/// `snowflake_cluster_check()` on a subscriber (issue 33, item 2): the
+/// publisher of each subscription is asked for its status. A publisher
+/// issuing with this node's worker id is named, and so is this node; one
+/// with a worker id of its own is not; one without the extension, or down,
+/// is named with why. An ordinary role's call connects to nothing and says
+/// so; no row ever shows a connection string. On every major: a one-way
+/// subscription is enough (no `origin = none`).
+#[test]
+fn the_cluster_check_names_a_publisher_sharing_this_nodes_worker_id() {
+    let shared = node(&["snowflake_id.worker_id = 3"]);
+    let mut own = node(&["snowflake_id.worker_id = 4"]);
+    for n in [&shared, &own] {
+        create_table(n, TABLE);
+        n.sql("CREATE PUBLICATION p FOR TABLE t");
+    }
+    let subscriber = node(&["snowflake_id.worker_id = 3"]);
+    create_table(&subscriber, TABLE);
+    let check = |who: &mut postgres::Client| -> Vec<(String, Option<i64>, String)> {
+        who.query("SELECT node, worker_id, problem FROM snowflake_cluster_check()", &[])
+            .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()
+    };
+    let secret = |rows: &[(String, Option<i64>, String)]| {
+        let socket = shared.socket_dir().display().to_string();
+        rows.iter().any(|(n, _, p)| n.contains(&socket) || p.contains(&socket) || p.contains("host="))
+    };
+
+    subscribe(&subscriber, &shared, "from_shared", false);
+    let rows = check(&mut subscriber.connect());
+    let named = "worker id 3 shared by publisher of subscription \"from_shared\", this node";
+    assert_eq!(rows.len(), 2, "{rows:#?}");
+    assert_eq!(rows[0].0, "publisher of subscription \"from_shared\"", "{rows:#?}");
+    assert_eq!(rows[1].0, "this node", "{rows:#?}");
+    assert!(rows.iter().all(|(_, w, p)| *w == Some(3) && p == named), "{rows:#?}");
+    assert!(!secret(&rows), "{rows:#?}");
+
+    // An ordinary role may run it, and learns only that it may not look.
+    subscriber.sql("CREATE ROLE watcher LOGIN");
+    let mut watcher = subscriber.config().user("watcher").connect(postgres::NoTls).expect("connect as watcher");
+    let rows = check(&mut watcher);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].2.starts_with("not checked: only a superuser's call"), "{rows:#?}");
+    assert!(!secret(&rows), "{rows:#?}");
+
+    // Distinct worker ids: nothing to say.
+    subscriber.sql("DROP SUBSCRIPTION from_shared");
+    subscribe(&subscriber, &own, "from_own", false);
+    assert_eq!(check(&mut subscriber.connect()), vec![]);
+
+    // A publisher without the extension, then one that is down.
+    own.sql("DROP EXTENSION snowflake_id CASCADE");
+    let rows = check(&mut subscriber.connect());
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].2.contains("snowflake_id is not created in the publisher's database"), "{rows:#?}");
+    own.stop();
+    let rows = check(&mut subscriber.connect());
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].2.starts_with("no answer: could not connect"), "{rows:#?}");
+    assert!(!secret(&rows), "{rows:#?}");
+}

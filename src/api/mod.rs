@@ -2,6 +2,7 @@
 //! view DBAs watch, the entry points older versions' SQL still names, and
 //! the planner hook that keeps decoding in FROM inlined.
 
+pub mod cluster;
 pub mod compat;
 pub mod functions;
 pub mod id_text;

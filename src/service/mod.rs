@@ -11,6 +11,7 @@ pub mod draw;
 pub mod history;
 pub mod history_lease;
 pub mod lease;
+pub mod logical_peers;
 pub mod received;
 pub mod registry_session;
 pub mod resume;

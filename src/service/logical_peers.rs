@@ -1,0 +1,239 @@
+//! The logical peers `snowflake_cluster_check()` looks at (issue 33): the
+//! publisher of each subscription of the current database, native
+//! (`pg_subscription`) and pglogical's (`pglogical.subscription`), asked
+//! over libpq for its `snowflake_id_status` the way the check asks a Citus
+//! node. The plpgsql body (sql/cluster.sql) compares the answers.
+//!
+//! Who is connected to, with whose credentials. A subscription's connection
+//! string is a secret (`pg_subscription.subconninfo` is hidden from
+//! ordinary roles), and a connection made from this server's backend may
+//! authenticate with the server's own credentials (its `.pgpass`, peer or
+//! certificate authentication, a Kerberos ticket) wherever that string
+//! points. So a publisher is connected to only when
+//! - the caller is a superuser (who may read the string anyway), and
+//! - the string was chosen by a superuser: the subscription's owner is one
+//!   now (from 16, a role with `pg_create_subscription` owns subscriptions
+//!   of its own, with strings it chose: connecting with them from a
+//!   superuser's session would lend that role the server's credentials on a
+//!   host of its choice); for pglogical, its catalog tables belong to the
+//!   `pglogical` extension and to a superuser (pglogical's functions are
+//!   superusers'; a look-alike schema an ordinary role made is not read).
+//!
+//! Every other subscription is a row that says it was not checked and why,
+//! and nothing is connected to. The connection string is never shown: a
+//! failure to connect is reported in this library's words
+//! ([`Failure::public`]), not libpq's, which may quote the string.
+
+use std::time::Duration;
+
+use pgrx::prelude::*;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+use super::writer::query_keeps_going;
+use crate::pg::libpq::{Connection, Failure};
+use crate::pg::report::emit;
+
+/// How long connecting to one publisher, or one query there, may take.
+const PEER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Asked of each publisher first: the schema its snowflake_id lives in, if
+/// its snowflake_id_status is the extension's view (quoted; empty
+/// otherwise). The same text as sql/cluster.sql's `probe_query`: a view of
+/// that name an ordinary role created on the publisher would run its
+/// functions as the connecting role, so it is never queried. The session's
+/// search_path is pinned by `Connection::open`; every name is qualified
+/// besides.
+const PROBE: &str = "SELECT COALESCE((
+    SELECT pg_catalog.quote_ident(n.nspname)
+      FROM pg_catalog.pg_extension e
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+      JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
+                                AND c.relname OPERATOR(pg_catalog.=) 'snowflake_id_status'::pg_catalog.name
+      JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                                 AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                 AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                 AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                                 AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog.\"char\"
+     WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name), '')";
+
+/// The publisher's status as one JSON object, as sql/cluster.sql's
+/// `status_template` asks a Citus node (`{}`: the schema the probe named).
+const STATUS: &str = "SELECT CAST(pg_catalog.json_build_object(
+      'worker_id', s.worker_id,
+      'layout', s.worker_bits OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) s.sequence_bits
+                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
+                OPERATOR(pg_catalog.||) '+00',
+      'problem', s.problem) AS pg_catalog.text)
+ FROM {}.snowflake_id_status s";
+
+/// One subscription's publisher: `status` (the JSON of [`STATUS`]) when it
+/// answered, else `trouble`, the problem to report in its place.
+pub struct Peer {
+    pub node: String,
+    pub status: Option<String>,
+    pub trouble: Option<String>,
+}
+
+/// A subscription found in the catalogs: its publisher's label, and either
+/// the connection string to use or why it is not checked.
+struct Found {
+    node: String,
+    target: Result<String, String>,
+}
+
+const NOT_SUPERUSER_CALLER: &str = "not checked: only a superuser's call connects to a subscription's publisher \
+     (its connection string is the superuser's to use)";
+
+/// Every subscription of this database, each publisher asked (or not, and
+/// why). Empty when the database has none.
+pub fn peers() -> Vec<Peer> {
+    // SAFETY: plain reads of this backend's state.
+    let caller_is_superuser = unsafe { pg_sys::superuser() };
+    let found = Spi::connect(|client| {
+        let mut found = native(client, caller_is_superuser);
+        found.extend(pglogical(client, caller_is_superuser));
+        found
+    });
+    found
+        .into_iter()
+        .map(|f| match f.target {
+            Err(why) => Peer { node: f.node, status: None, trouble: Some(why) },
+            Ok(conninfo) => match ask(&conninfo) {
+                Ok(status) => Peer { node: f.node, status: Some(status), trouble: None },
+                Err(why) => Peer { node: f.node, status: None, trouble: Some(why) },
+            },
+        })
+        .collect()
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The native subscriptions of this database. `pg_subscription` is readable
+/// by every role but for `subconninfo`, read only for a superuser caller.
+fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<Found> {
+    // SAFETY: this backend's database.
+    let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
+    let conninfo = if caller_is_superuser { "s.subconninfo" } else { "NULL::pg_catalog.text" };
+    let sql = format!(
+        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper
+           FROM pg_catalog.pg_subscription s
+           JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) s.subowner
+          WHERE s.subdbid OPERATOR(pg_catalog.=) '{db}'::pg_catalog.oid
+          ORDER BY 1"
+    );
+    let Ok(rows) = client.select(sql.as_str(), None, &[]) else {
+        return vec![];
+    };
+    rows.filter_map(|row| {
+        let name: String = row.get(1).ok().flatten()?;
+        let conninfo: Option<String> = row.get(2).ok().flatten();
+        let owner: String = row.get(3).ok().flatten().unwrap_or_default();
+        let owner_is_superuser: bool = row.get(4).ok().flatten().unwrap_or(false);
+        let node = format!("publisher of subscription {}", quoted(&name));
+        let target = if !caller_is_superuser {
+            Err(NOT_SUPERUSER_CALLER.to_string())
+        } else if !owner_is_superuser {
+            Err(format!(
+                "not checked: owned by role {}, not a superuser (its connection string is never used with this \
+                 server's credentials)",
+                quoted(&owner)
+            ))
+        } else {
+            conninfo.ok_or_else(|| "not checked: no connection string".to_string())
+        };
+        Some(Found { node, target })
+    })
+    .collect()
+}
+
+/// pglogical's subscriptions in this database, when the `pglogical`
+/// extension is created here and its catalog tables are its own (members
+/// of the extension) and a superuser's.
+fn pglogical(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<Found> {
+    let tables = "SELECT pg_catalog.quote_ident(n.nspname)
+           FROM pg_catalog.pg_extension e
+           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+          WHERE e.extname OPERATOR(pg_catalog.=) 'pglogical'::pg_catalog.name
+            AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+                   JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.relowner
+                   JOIN pg_catalog.pg_depend d
+                     ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                    AND d.objid OPERATOR(pg_catalog.=) c.oid
+                    AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                    AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+                    AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog.\"char\"
+                  WHERE c.relnamespace OPERATOR(pg_catalog.=) n.oid AND r.rolsuper
+                    AND c.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog.\"char\"
+                    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['subscription', 'node_interface']::pg_catalog.name[]))
+                OPERATOR(pg_catalog.=) 2::pg_catalog.int8";
+    let schema: Option<String> =
+        client.select(tables, None, &[]).ok().and_then(|rows| rows.first().get_one::<String>().ok().flatten());
+    let Some(schema) = schema else {
+        return vec![];
+    };
+    if !caller_is_superuser {
+        return vec![Found {
+            node: "publishers of pglogical subscriptions".into(),
+            target: Err(NOT_SUPERUSER_CALLER.into()),
+        }];
+    }
+    let sql = format!(
+        "SELECT s.sub_name::pg_catalog.text, i.if_dsn::pg_catalog.text
+           FROM {schema}.subscription s
+           JOIN {schema}.node_interface i ON i.if_id OPERATOR(pg_catalog.=) s.sub_origin_if
+          ORDER BY 1"
+    );
+    let Ok(rows) = client.select(sql.as_str(), None, &[]) else {
+        return vec![];
+    };
+    rows.filter_map(|row| {
+        let name: String = row.get(1).ok().flatten()?;
+        let dsn: Option<String> = row.get(2).ok().flatten();
+        Some(Found {
+            node: format!("publisher of pglogical subscription {}", quoted(&name)),
+            target: dsn.ok_or_else(|| "not checked: no connection string".to_string()),
+        })
+    })
+    .collect()
+}
+
+/// The publisher's status JSON, or the problem to report instead.
+fn ask(conninfo: &str) -> Result<String, String> {
+    let no_answer = |f: Failure| match f {
+        // libpq's words may quote the connection string: for the server log
+        // (and a superuser caller, the only one who connects, with
+        // client_min_messages = log), not the row, which the cluster watch
+        // logs as a WARNING and a scheduler may mail around.
+        Failure::Connection(libpq) => {
+            emit(
+                PgLogLevel::LOG,
+                PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                format!("snowflake_id: {libpq}"),
+                None,
+                None,
+            );
+            "no answer: could not connect to the publisher (libpq's message is in the server log)".to_string()
+        }
+        Failure::Refused { sqlstate, message, .. } => format!("no answer: {sqlstate}: {message}"),
+        Failure::Unreachable(why) => format!("no answer: {why}"),
+        Failure::Stopped => "no answer: stopped while waiting".to_string(),
+    };
+    let mut connection =
+        Connection::open(conninfo, "snowflake_id cluster check", PEER_TIMEOUT, query_keeps_going).map_err(no_answer)?;
+    let first = |rows: Vec<Vec<Option<String>>>| rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
+    let schema = connection.query(PROBE, &[], PEER_TIMEOUT, query_keeps_going).map(first).map_err(no_answer)?;
+    let schema = schema.unwrap_or_default();
+    if schema.is_empty() {
+        return Err("snowflake_id is not created in the publisher's database, or its snowflake_id_status is not \
+                    the extension's"
+            .into());
+    }
+    connection
+        .query(&STATUS.replace("{}", &schema), &[], PEER_TIMEOUT, query_keeps_going)
+        .map(first)
+        .map_err(no_answer)?
+        .ok_or_else(|| "no answer: the publisher's snowflake_id_status has no row".into())
+}
