@@ -1035,6 +1035,8 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
             "CREATE SUBSCRIPTION mine CONNECTION '{chosen_dsn}' PUBLICATION p WITH (connect = false)"
         ))
         .unwrap_or_else(|e| panic!("app's subscription: {}", describe(&e)));
+        // The subscription stays app's; the grant would count as a gain below.
+        subscriber.sql("REVOKE pg_create_subscription FROM app");
     }
     let shows_an_address = |rows: &[(String, String)]| {
         rows.iter().any(|(n, p)| {
