@@ -1148,9 +1148,10 @@ fn the_docs_give_the_checks_these_tests_run() {
     assert!(citus_md.contains(SCHEDULED_CHECK), "docs/citus.md lacks:\n{SCHEDULED_CHECK}");
 }
 
-/// Without Citus, `snowflake_cluster_check()` refuses with 55000 and says
-/// what to use instead, rather than answering for one server as if it were
-/// a cluster. On every major: it needs no Citus.
+/// Without Citus (and without a subscription, whose publisher it would
+/// check: tests/logical.rs), `snowflake_cluster_check()` refuses with 55000
+/// and says what to use instead, rather than answering for one server as if
+/// it were a cluster. On every major: it needs no Citus.
 #[test]
 fn the_cluster_check_without_citus_says_it_needs_citus() {
     let server = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
@@ -1158,7 +1159,8 @@ fn the_cluster_check_without_citus_says_it_needs_citus() {
     assert_eq!(e.code, "55000", "{e:?}");
     assert_eq!(
         e.message,
-        "snowflake_cluster_check() needs Citus: extension \"citus\" is not created in database \"postgres\""
+        "snowflake_cluster_check() needs Citus or a subscription: extension \"citus\" is not created in database \
+         \"postgres\" and it has no subscription"
     );
     assert!(e.hint.contains("snowflake_id_status"), "{e:?}");
     // An ordinary role may run it (it reads only what the status view shows).

@@ -270,6 +270,35 @@ fn update_from_0_4_0_rebinds_every_body_and_matches_a_fresh_install() {
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
+/// 0.5.0 to 0.6.0 (issue 33): the update creates snowflake_logical_peers()
+/// and gives snowflake_cluster_check() its body that checks logical peers
+/// too. A function another role planted under the new name stops it with
+/// the name, the owner and the fix (section 0 of the script); once it is
+/// gone, the update ends with exactly a fresh install's objects.
+#[test]
+fn update_from_0_5_0_names_a_planted_logical_peers_and_matches_a_fresh_install() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 6"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.5.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_logical_peers() RETURNS SETOF text LANGUAGE sql RETURN 'x';
+         RESET ROLE;",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(e.message.contains("function public.snowflake_logical_peers(), owned by role app"), "{e:?}");
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_logical_peers();"), "{e:?}");
+    c.batch_execute("DROP FUNCTION public.snowflake_logical_peers(); ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    let version: String =
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
 /// Issue 32: CREATE EXTENSION refuses an object of another role under one
 /// of the names it creates in its schema (an overload of another signature
 /// too, which would otherwise stay to be called in place of the
