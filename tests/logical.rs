@@ -693,3 +693,91 @@ fn the_cluster_check_names_a_publisher_sharing_this_nodes_worker_id() {
     assert!(rows[0].2.starts_with("no answer: could not connect"), "{rows:#?}");
     assert!(!secret(&rows), "{rows:#?}");
 }
+
+/// A subscriber table with a column the publisher does not send, defaulting
+/// to `snowflake_nextval()`: the apply worker evaluates that default, so an
+/// apply can meet the generator's `max_drift` (issue 33, item 5).
+const LOCAL_KEY: &str =
+    "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node text NOT NULL, n int, \
+                         local bigint NOT NULL DEFAULT snowflake_nextval())";
+
+/// An ID of `worker` at `minutes` ahead of the server's clock, as SQL.
+fn ahead_sql(worker: i64, minutes: i64) -> String {
+    format!(
+        "((((extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1735689600000 + {}) << 22) | ({worker} << 12))",
+        minutes * 60_000
+    )
+}
+
+/// The guard never waits: a received ID of this server's worker id four
+/// minutes ahead of its clock moves the generator past it as skew (like
+/// `snowflake_advance_past`), so neither the apply worker's own calls of
+/// `snowflake_nextval()` (a subscriber-only column's default) nor a local
+/// session's wait out `max_drift` for the four minutes: no caller waited at
+/// all, and every ID issued afterwards is above the received one.
+#[test]
+fn an_apply_of_ids_minutes_ahead_never_waits_out_max_drift() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 5"]);
+    create_table(&subscriber, LOCAL_KEY);
+    subscribe(&subscriber, &publisher, "s", false);
+    // One transaction: the row four minutes ahead first, then 1,000 more
+    // whose `local` the apply worker draws after it.
+    publisher.sql(&format!(
+        "BEGIN;
+         INSERT INTO t (id, node, n) VALUES ({}, 'ahead', 0);
+         INSERT INTO t (node, n) SELECT 'after', g FROM generate_series(1, 1000) g;
+         COMMIT;",
+        ahead_sql(5, 4)
+    ));
+    let ahead = publisher.query_i64("SELECT id FROM t WHERE node = 'ahead'");
+    // Four minutes of max_drift waits would be far past this.
+    wait_until("the burst applied", Duration::from_secs(30), || subscriber.query_i64("SELECT count(*) FROM t") == 1001);
+    let mut c = subscriber.connect();
+    c.batch_execute("SET statement_timeout = '10s'").unwrap();
+    let local: i64 =
+        c.query_one("SELECT snowflake_nextval()", &[]).unwrap_or_else(|e| panic!("{}", describe(&e))).get(0);
+    let drawn_after = subscriber.query_i64("SELECT min(local) FROM t WHERE node = 'after'");
+    assert!(drawn_after > ahead, "the apply worker drew {drawn_after}, not above the received {ahead}");
+    assert!(local > ahead, "a local session drew {local}, not above the received {ahead}");
+    assert_eq!(subscriber.query_i64("SELECT waits FROM snowflake_id_status"), 0, "a caller waited out max_drift");
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+}
+
+/// Where an apply does wait out `max_drift` (a burst past the layout's
+/// ceiling: here one ID per millisecond, `sequence_bits = 0`, drawn by the
+/// apply worker for a subscriber-only column), the wait is interruptible
+/// like any other: disabling the subscription and terminating the apply
+/// worker ends it at once, its transaction rolled back, instead of after
+/// the burst's minutes of waits.
+#[test]
+fn an_apply_waiting_out_max_drift_is_interrupted_at_once() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    publisher.sql("CREATE TABLE t (n int PRIMARY KEY)");
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber =
+        node(&["snowflake_id.worker_id = 2", "snowflake_id.sequence_bits = 0", "snowflake_id.max_drift = '10ms'"]);
+    create_table(&subscriber, "CREATE TABLE t (n int PRIMARY KEY, local bigint NOT NULL DEFAULT snowflake_nextval())");
+    subscribe(&subscriber, &publisher, "s", false);
+    // 300,000 rows at one ID per millisecond: five minutes of applying.
+    publisher.sql("INSERT INTO t SELECT g FROM generate_series(1, 300000) g");
+    let apply_pid =
+        || subscriber.query_i64("SELECT coalesce(max(pid), 0)::int8 FROM pg_stat_subscription WHERE subname = 's'");
+    wait_until("the apply worker waiting out max_drift", Duration::from_secs(60), || {
+        subscriber.query_i64("SELECT waits FROM snowflake_id_status") > 100
+    });
+    let pid = apply_pid();
+    assert!(pid > 0);
+    subscriber.sql("ALTER SUBSCRIPTION s DISABLE");
+    let asked = Instant::now();
+    subscriber.sql(&format!("SELECT pg_terminate_backend({pid})"));
+    wait_until("the apply worker gone", Duration::from_secs(10), || {
+        subscriber.query_i64(&format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}")) == 0
+    });
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(5), "the apply worker took {took:?} to stop");
+    assert_eq!(subscriber.query_i64("SELECT count(*) FROM t"), 0, "the interrupted transaction was not rolled back");
+    assert_eq!(apply_pid(), 0, "the disabled subscription's worker came back");
+}
