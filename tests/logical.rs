@@ -235,7 +235,7 @@ fn pglogical_lines<'a>(conf: &[&'a str]) -> Vec<&'a str> {
 fn pglogical_prepare(c: &Cluster, name: &str) {
     c.sql("CREATE EXTENSION snowflake_id");
     c.sql("CREATE EXTENSION pglogical");
-    c.sql(&format!("SELECT pglogical.create_node(node_name := '{name}', dsn := '{}')", conninfo(&c)));
+    c.sql(&format!("SELECT pglogical.create_node(node_name := '{name}', dsn := '{}')", conninfo(c)));
     create_table(c, TABLE);
     c.sql("SELECT pglogical.replication_set_add_table('default', 't')");
 }
