@@ -5,6 +5,9 @@
 //! expression indexes, generated columns and parallel plans. STRICT: NULL
 //! gives NULL, and PostgreSQL skips the call.
 
+use pgrx::callconv::{BoxRet, FcInfo};
+use pgrx::datum::Datum;
+use pgrx::pgrx_sql_entity_graph::metadata::{ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable};
 use pgrx::prelude::*;
 use snowflake_id_core::id_text;
 
@@ -13,9 +16,9 @@ use crate::refusal::text_refusal;
 /// `id` as 11 base62 symbols (`0-9A-Za-z`): the shortest common URL form,
 /// at the one width that holds every bigint, so that text order is ID order.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn snowflake_to_base62(id: i64) -> String {
+fn snowflake_to_base62(id: i64) -> Symbols<11> {
     match id_text::to_base62(id) {
-        Ok(symbols) => symbols.iter().map(|&b| char::from(b)).collect(),
+        Ok(symbols) => Symbols(symbols),
         Err(e) => text_refusal(&e, None).raise(),
     }
 }
@@ -25,9 +28,9 @@ fn snowflake_to_base62(id: i64) -> String {
 /// Only digits and capitals: sorted as the IDs under `COLLATE "C"` and under
 /// most linguistic collations too (base62 mixes cases, and needs "C").
 #[pg_extern(immutable, strict, parallel_safe)]
-fn snowflake_to_base32(id: i64) -> String {
+fn snowflake_to_base32(id: i64) -> Symbols<13> {
     match id_text::to_base32(id) {
-        Ok(symbols) => symbols.iter().map(|&b| char::from(b)).collect(),
+        Ok(symbols) => Symbols(symbols),
         Err(e) => text_refusal(&e, None).raise(),
     }
 }
@@ -43,4 +46,33 @@ fn snowflake_from_base62(text: &str) -> i64 {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn snowflake_from_base32(text: &str) -> i64 {
     id_text::from_base32(text).unwrap_or_else(|e| text_refusal(&e, Some(text)).raise())
+}
+
+/// An encoded ID returned as `text` straight from the core's fixed-width
+/// ASCII symbols: one palloc of the varlena, no Rust `String` on the way
+/// (its heap allocation, UTF-8 pushes and free were a fifth of the cost per
+/// ID; docs/benchmarks.md section 11). The symbols are ASCII, valid in every
+/// server encoding.
+pub struct Symbols<const N: usize>([u8; N]);
+
+// SAFETY: the datum returned is a `text` varlena in the caller's memory
+// context, as the SQL declares.
+unsafe impl<const N: usize> BoxRet for Symbols<N> {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+        match self.0.as_slice().into_datum() {
+            // SAFETY: the datum is returned to the function's caller at once.
+            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
+// SAFETY: the datum is a `text` varlena (BoxRet above), as the SQL says.
+unsafe impl<const N: usize> SqlTranslatable for Symbols<N> {
+    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(Symbols);
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    // Never an argument: only what the encoders return.
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("TEXT"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("TEXT")));
 }
