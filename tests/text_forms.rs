@@ -113,6 +113,34 @@ fn bad_text_and_negative_ids_are_refused_with_the_character_named() {
     assert!(describe(&e).contains("position 101"), "{}", describe(&e));
 }
 
+/// In a database whose encoding is not UTF-8, a non-ASCII character is still
+/// bad text (22P02) named by its position and code point, never an internal
+/// error (pgrx's `&str` argument failed there with XX000), and good text reads.
+#[test]
+fn bad_text_in_a_latin1_database_is_named_not_an_internal_error() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
+    cluster.sql("CREATE DATABASE latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+    let mut client = cluster.config().dbname("latin1").connect(postgres::NoTls).expect("connect to latin1");
+    client.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    for (sql, words) in [
+        ("SELECT snowflake_from_base62('\u{e9}1')", "invalid character '\\u{e9}' at position 1"),
+        ("SELECT snowflake_from_base32('1\u{e9}')", "invalid character '\\u{e9}' at position 2"),
+        ("SELECT snowflake_from_base32('1-\u{fc}')", "invalid character '-' at position 2"),
+    ] {
+        let e = sql_error(&mut client, sql);
+        assert_eq!(e.code, "22P02", "{sql}: {e:?}");
+        assert!(e.message.contains(words), "{sql}: {e:?}");
+    }
+    let row = client
+        .query_one(
+            "SELECT snowflake_from_base62(snowflake_to_base62(251678372659204103)),
+                    snowflake_from_base32('06zh44p0-00407')",
+            &[],
+        )
+        .unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (251678372659204103, 251678372659204103));
+}
+
 #[test]
 fn the_functions_are_immutable_strict_and_parallel_safe() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
