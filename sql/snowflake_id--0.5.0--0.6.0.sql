@@ -3,9 +3,9 @@
 -- subscriptions too, through the new snowflake_logical_peers()).
 -- Install the 0.6.0 library first (it serves 0.5.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
--- grants and views are untouched: the update creates one function and
+-- grants and views are untouched: the update creates one function,
 -- replaces the body of snowflake_cluster_check() with the text of a fresh
--- install of 0.6.0 (tests/upgrade.rs compares the catalogs), after section
+-- install of 0.6.0, and marks the two block functions PARALLEL RESTRICTED (tests/upgrade.rs compares the catalogs), after section
 -- 0 checked that nothing another role created is in the way.
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
 
@@ -279,3 +279,12 @@ END
 $check$;
 COMMENT ON FUNCTION snowflake_cluster_check() IS
     'snowflake_id on Citus and among logical peers: one row per node with an unset or shared worker id, another layout than the coordinator''s (this node''s), no answer or another problem';
+
+-- ============================================================================
+-- 3. The block functions are PARALLEL RESTRICTED (src/api/functions.rs): in
+--    FROM under a Gather, the leader and every worker each called a
+--    PARALLEL SAFE block, and one call for n IDs handed out up to 3n, a
+--    different block to each part of the join. The leader now calls it once.
+-- ============================================================================
+ALTER FUNCTION @extschema@.snowflake_nextval_block(pg_catalog.int4) PARALLEL RESTRICTED;
+ALTER FUNCTION @extschema@.snowflake_nextval_array(pg_catalog.int4) PARALLEL RESTRICTED;

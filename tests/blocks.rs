@@ -126,6 +126,36 @@ fn blocks_are_refused_read_only_and_on_a_standby() {
     }
 }
 
+/// One call is one block, also in FROM of a parallel plan: the leader calls
+/// it, not the leader and every worker (a PARALLEL SAFE block handed out a
+/// different block to each, up to three times the IDs asked for).
+#[test]
+fn a_block_in_a_parallel_join_is_one_call() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 4"]);
+    let mut client = cluster.connect();
+    client.batch_execute("CREATE TABLE big AS SELECT g FROM generate_series(1, 300000) g").unwrap();
+    client.batch_execute("VACUUM ANALYZE big").unwrap();
+    client
+        .batch_execute(
+            "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+             SET min_parallel_table_scan_size = 0; SET parallel_leader_participation = on;",
+        )
+        .unwrap();
+    for (f, from) in [
+        ("snowflake_nextval_block", "snowflake_nextval_block(1) b"),
+        ("snowflake_nextval_array", "unnest(snowflake_nextval_array(1)) b"),
+    ] {
+        // The plan has a Gather: the join runs in workers.
+        let sql = format!("SELECT count(DISTINCT b), count(*) FROM big, {from} WHERE big.g % 7 <> 0");
+        let plan: Vec<String> =
+            client.query(&format!("EXPLAIN {sql}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+        assert!(plan.iter().any(|l| l.contains("Gather")), "{f}: no parallel plan:\n{}", plan.join("\n"));
+        let row = client.query_one(&sql, &[]).unwrap();
+        let (distinct, rows): (i64, i64) = (row.get(0), row.get(1));
+        assert_eq!((distinct, rows), (1, 300000 - 300000 / 7), "{f}: one call of a block of 1 gave {distinct} IDs");
+    }
+}
+
 /// A block larger than the layout gives within `max_drift` waits for the
 /// clock, and never runs the logical clock past `max_drift`; the wait ends
 /// at once on statement_timeout and pg_cancel_backend.

@@ -32,15 +32,20 @@ pub const MAX_BLOCK: i32 = 1_000_000;
 /// assigns before its insert (a parent and its children in one batch), at a
 /// fraction of the cost of `n` calls of `snowflake_nextval()`. Every
 /// guarantee of single IDs holds for each; other backends' IDs may fall
-/// between them. VOLATILE, STRICT, PARALLEL SAFE like `snowflake_nextval()`.
-#[pg_extern(volatile, parallel_safe)]
+/// between them. VOLATILE and STRICT like `snowflake_nextval()`, but
+/// PARALLEL RESTRICTED (since 0.6.0): a block in FROM under a Gather would be
+/// called once by the leader and once by every worker, and one call asked
+/// for n IDs would hand out up to three times n, a different block to each
+/// part of the join (helper-16's review). The leader calls it once.
+#[pg_extern(volatile, parallel_restricted)]
 fn snowflake_nextval_block(n: i32) -> SetOfIterator<'static, i64> {
     SetOfIterator::new(block(n, "snowflake_nextval_block(integer)"))
 }
 
 /// The same IDs as [`snowflake_nextval_block`] in one array value: one row,
 /// one parameter, for drivers that fetch a block in one round trip.
-#[pg_extern(volatile, parallel_safe)]
+/// PARALLEL RESTRICTED for the same reason.
+#[pg_extern(volatile, parallel_restricted)]
 fn snowflake_nextval_array(n: i32) -> Vec<i64> {
     block(n, "snowflake_nextval_array(integer)")
 }
