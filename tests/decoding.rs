@@ -543,6 +543,34 @@ fn indexes_and_partition_keys_on_a_decoded_field_serve_the_queries_naming_it() {
     assert_eq!(cluster.query_i64("SELECT count(*) FROM v"), 1);
 }
 
+/// An ERROR raised and caught while the query is being planned (a plpgsql
+/// EXCEPTION block in an IMMUTABLE function the planner folds, whose own
+/// statement fails in planning) leaves the query its expression index: the
+/// hook's "this query was swapped" flag is put back by the subtransaction's
+/// abort, not only by a planning that returns (helper-16's review: a seq scan).
+#[test]
+fn an_error_caught_during_planning_leaves_the_query_its_index() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 8"]);
+    let mut client = cluster.connect();
+    let ts = "(snowflake_decode(id, '2025-01-01 00:00:00+00', 10, 12)).ts";
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE ev (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+             CREATE INDEX ev_ts ON ev (({ts}));
+             INSERT INTO ev (n) SELECT g FROM generate_series(1, 20000) g;
+             ANALYZE ev;
+             CREATE FUNCTION caught(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS
+               $$BEGIN BEGIN PERFORM 1 / x; EXCEPTION WHEN division_by_zero THEN NULL; END; RETURN 0; END$$;
+             SET enable_seqscan = off;"
+        ))
+        .unwrap();
+    for x in [1, 0, 0] {
+        let sql = format!("SELECT count(*) FROM ev WHERE {ts} >= '2026-09-01 00:00:00+00' AND caught({x}) = 0");
+        let p = plan_of(&mut client, &sql);
+        assert!(p.contains("ev_ts"), "caught({x}): the expression index is not used:\n{p}");
+    }
+}
+
 /// An error of the extension's decoding names `snowflake_decode` in its
 /// CONTEXT, as without the hook, never a twin: a call on constants is
 /// folded as written (the swap would gain nothing there), and one that

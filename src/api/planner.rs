@@ -56,6 +56,18 @@ static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
 /// Whether the query being planned had a decoder swapped: only then are
 /// the indexes and partition keys of its tables restated ([`relation_info`]).
 static mut SWAPPED_IN_PLANNING: bool = false;
+/// The flags of the plannings in progress, outermost first, each with the
+/// subtransaction it began in. `plan` puts its caller's flag back when it
+/// returns; an ERROR in a nested planning longjmps past that, and a plpgsql
+/// EXCEPTION block can catch it while the outer query is still being
+/// planned, which then lost its indexes and pruning (helper-16's review).
+/// The subtransaction's abort puts the flag back instead ([`subxact_ended`]).
+/// A fixed array: nothing here may allocate or drop (see the module's doc);
+/// plannings nested deeper are not tracked (their abort leaves the flag as
+/// the innermost tracked one set it, which only ever costs an index).
+const TRACKED: usize = 32;
+static mut PLANNINGS: [(pg_sys::SubTransactionId, bool); TRACKED] = [(0, false); TRACKED];
+static mut DEPTH: usize = 0;
 
 const DECODE: &CStr = c"snowflake_decode";
 const ROWS_TWIN: &CStr = c"snowflake_decode_rows";
@@ -76,6 +88,7 @@ mod raw {
     pub type Walker = Option<unsafe extern "C-unwind" fn(*mut Node, *mut c_void) -> bool>;
 
     extern "C-unwind" {
+        pub fn GetCurrentSubTransactionId() -> pgrx::pg_sys::SubTransactionId;
         pub fn standard_planner(
             parse: *mut Query,
             query_string: *const c_char,
@@ -136,7 +149,41 @@ pub fn install() {
         pg_sys::planner_hook = Some(plan);
         PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
         pg_sys::get_relation_info_hook = Some(relation_info);
+        pg_sys::RegisterSubXactCallback(Some(subxact_ended), ptr::null_mut());
+        pg_sys::RegisterXactCallback(Some(xact_ended), ptr::null_mut());
     }
+}
+
+/// A subtransaction aborted: the plannings that began in it (or in one
+/// nested in it) will never return, so the flag is the one of the planning
+/// that was in progress before them.
+unsafe extern "C-unwind" fn subxact_ended(
+    event: pg_sys::SubXactEvent::Type,
+    my_subid: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut c_void,
+) {
+    if event != pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
+        return;
+    }
+    while DEPTH > 0 {
+        let top = DEPTH - 1;
+        if top < TRACKED {
+            let (began_in, outer) = PLANNINGS[top];
+            if began_in < my_subid {
+                break;
+            }
+            SWAPPED_IN_PLANNING = outer;
+        }
+        DEPTH = top;
+    }
+}
+
+/// A transaction ended: no planning is in progress any more, whatever an
+/// ERROR caught without a subtransaction left behind.
+unsafe extern "C-unwind" fn xact_ended(_event: pg_sys::XactEvent::Type, _arg: *mut c_void) {
+    DEPTH = 0;
+    SWAPPED_IN_PLANNING = false;
 }
 
 /// The hook. Deliberately not `#[pg_guard]` (see the module's doc).
@@ -149,12 +196,19 @@ unsafe extern "C-unwind" fn plan(
     let swapped = swap_decoders(parse.cast());
     // Planning may plan other queries on the way (SPI in a function folded
     // as a constant): each sees its own answer, and this one's is back after.
+    // An ERROR in between longjmps past the restore below: see `PLANNINGS`.
     let outer = SWAPPED_IN_PLANNING;
+    let depth = DEPTH;
+    if depth < TRACKED {
+        PLANNINGS[depth] = (raw::GetCurrentSubTransactionId(), outer);
+    }
+    DEPTH = depth + 1;
     SWAPPED_IN_PLANNING = swapped;
     let planned = match PREV_PLANNER {
         Some(prev) => prev(parse, query_string, cursor_options, bound_params),
         None => raw::standard_planner(parse, query_string, cursor_options, bound_params),
     };
+    DEPTH = depth;
     SWAPPED_IN_PLANNING = outer;
     if swapped && !planned.is_null() {
         // The swap was allowed for this user (see `twin_of`): a cached plan
