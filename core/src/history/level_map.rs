@@ -1,8 +1,6 @@
 //! The level map: which history slots of which milliseconds a claim owns.
 //! Why it exists is in the module above; this file is only its rule.
 
-use crate::history::Grant;
-
 /// One interval of the level map: every slot below `level` of every
 /// millisecond in `[from, to)` may have been used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +8,16 @@ pub struct Interval {
     pub from: i64,
     pub to: i64,
     pub level: i64,
+}
+
+/// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
+/// level map granted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub from: i64,
+    pub to: i64,
+    pub base: i64,
+    pub width: i64,
 }
 
 /// Which milliseconds a piecewise claim ([`LevelMap::claim_pieces`]) may

@@ -12,19 +12,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 // The write-ahead of a statement's next claims (more methods of `Round`).
-mod ahead;
-pub use ahead::{answer, Answer, MAX_PIECES};
+pub(super) mod ahead;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
-/// level map granted them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grant {
-    pub from: i64,
-    pub to: i64,
-    pub base: i64,
-    pub width: i64,
-}
+pub use super::level_map::Grant;
 
 /// What the round answers for a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,7 +351,7 @@ fn mix(mut z: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::ahead::merged;
+    use super::ahead::{answer, merged};
     use super::*;
     use crate::history::LevelMap;
     use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! durable write per gap between its rows.
 
 use super::{Cover, Grant, Round, MAX_SPANS_PER_WRITE, MAX_SPAN_MS};
-use crate::history::{Fill, LevelMap};
+use crate::history::level_map::{Fill, LevelMap};
 
 /// The most pieces ([`LevelMap::claim_pieces`]) one span of a claim is
 /// granted in: bounds the records of one durable write and the intervals it
