@@ -601,7 +601,8 @@ mod tests {
         /// pieces it carries raise no millisecond by more than one per round
         /// (dense claims, for rows past what a millisecond held, aside), make
         /// no millisecond full but the row's own (or a dense claim's), leave
-        /// the map within half its size when they carry anything; rounds
+        /// the map within half its size when they carry anything (and
+        /// within its size, or two intervals past, when they do not); rounds
         /// never share an ID, and a row's ID is late only over milliseconds
         /// that were full when it was issued (the spill rule).
         #[test]
@@ -616,7 +617,13 @@ mod tests {
             for (from, len, level) in map_at {
                 map.raise(from, from + len, level);
             }
-            let levels = |map: &LevelMap| (0..limit).map(|t| map.level_over(t, t + 1)).collect::<Vec<i64>>();
+            let levels = |map: &LevelMap| {
+                let mut at = vec![map.floor(); limit as usize];
+                for i in map.intervals() {
+                    (i.from.max(0)..i.to.min(limit)).for_each(|t| at[t as usize] = i.level);
+                }
+                at
+            };
             let mut rounds = [Round::new(), Round::new(), Round::new()];
             let mut raised: [HashMap<i64, i64>; 3] = Default::default();
             let mut seen = HashSet::new();
@@ -633,10 +640,12 @@ mod tests {
                         Ok(Next::Issued { tick, slot }) => break Some((tick, slot)),
                         Ok(Next::Claim { from, to, at, width, dense }) => {
                             let ahead = round.ahead(from, to, at, limit);
-                            let before = levels(&map);
+                            let (before, intervals) = (levels(&map), map.intervals().len());
                             let answer = answer(&mut map, (from, to, at, width, dense), &ahead, slots, limit, max_intervals);
                             let after = levels(&map);
                             prop_assert!(answer.carried.is_empty() || map.intervals().len() <= max_intervals / 2);
+                            // No more merging than a claim at one level made (two intervals at most).
+                            prop_assert!(map.intervals().len() <= max_intervals.max(intervals + 2));
                             for t in 0..limit {
                                 let (b, a) = (before[t as usize], after[t as usize]);
                                 let in_dense = dense && from <= t && t < to;

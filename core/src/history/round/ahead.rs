@@ -33,7 +33,10 @@ pub struct Answer {
 /// row spills because of it. Carried spans are claimed only while the map
 /// stays within half of `max_intervals` (each piece adds at most two
 /// intervals): a write-ahead never makes the map merge neighbours (which
-/// raises levels, up to full) where the claims of rows alone would not.
+/// raises levels, up to full) where the claims of rows alone would not. The
+/// row's own span is cut to the pieces the map has room for (its row's
+/// millisecond at least), so it makes the map merge no more than a claim at
+/// one level did.
 pub fn answer(
     map: &mut LevelMap,
     (from, to, at, width, dense): (i64, i64, i64, i64, bool),
@@ -47,7 +50,12 @@ pub fn answer(
         return Answer { own: Err(until), carried: vec![] };
     }
     let fill = if dense { Fill::Any } else { Fill::Only(at) };
-    let own = map.claim_pieces(from, to, width, slots, fill, MAX_PIECES);
+    // The row's own span in as many pieces as the map has room for (each
+    // adds at most two intervals), the row's own millisecond at least: a
+    // claim never makes the map merge neighbours more than a claim at one
+    // level did.
+    let room = (max_intervals.saturating_sub(map.intervals().len()) / 2).clamp(1, MAX_PIECES);
+    let own = map.claim_pieces(from, to, width, slots, fill, room);
     let mut carried = vec![];
     for &(a, b) in ahead {
         let room = (max_intervals / 2).saturating_sub(map.intervals().len()) / 2;
