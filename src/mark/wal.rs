@@ -67,18 +67,24 @@ pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
     }
 }
 
-/// Writes one record carrying a claim of history slots and flushes it;
-/// returns its end LSN.
-pub fn log_history(claimed: &Claimed) -> pg_sys::XLogRecPtr {
-    let data = claimed.encode();
-    // SAFETY: as in log_mark.
-    unsafe {
-        pg_sys::XLogBeginInsert();
-        pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
-        let lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), Kind::History.info());
-        pg_sys::XLogFlush(lsn);
-        lsn
+/// Writes one record per claim of history slots (one durable write of
+/// claims, see `service/history.rs`) and flushes once, after the last;
+/// returns its end LSN. Each record is replayed on its own, so a claim
+/// carried ahead needs no format of its own.
+pub fn log_history(claims: &[Claimed]) -> pg_sys::XLogRecPtr {
+    let mut lsn = 0;
+    for claimed in claims {
+        let data = claimed.encode();
+        // SAFETY: as in log_mark.
+        unsafe {
+            pg_sys::XLogBeginInsert();
+            pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
+            lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), Kind::History.info());
+        }
     }
+    // SAFETY: flushing WAL up to a position already inserted.
+    unsafe { pg_sys::XLogFlush(lsn) };
+    lsn
 }
 
 /// The running server's `server_version_num`, read once per process.

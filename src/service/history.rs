@@ -12,8 +12,8 @@ use std::cell::RefCell;
 
 use pgrx::PgSqlErrorCode;
 use snowflake_id_core::history::{
-    history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError, StoredMap,
-    MAX_COUNTED_MS,
+    answer, history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError,
+    StoredMap, MAX_COUNTED_MS,
 };
 use snowflake_id_core::{epoch, Layout, StoredLayout};
 
@@ -46,10 +46,13 @@ thread_local! {
 }
 
 /// A claim made durable here and not used yet.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Pending {
     key: StoredLayout,
-    grant: Grant,
+    /// The pieces of the row's own span, and of the spans carried ahead.
+    own: Vec<Grant>,
+    dense: bool,
+    carried: Vec<Grant>,
     /// Its WAL record, which the synchronous standbys must have first.
     lsn: u64,
     /// With a leased worker id: the lease it was claimed under, and the
@@ -92,10 +95,11 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
         if STATEMENT.with(|s| s.replace(statement)) != statement {
             round.new_statement();
         }
-        if let Some(pending) = PENDING.with(|p| *p.borrow()) {
+        if let Some(pending) = PENDING.with(|p| p.borrow().clone()) {
             if pending.key == key {
                 make_usable(&pending);
-                round.granted(pending.grant);
+                round.granted_pieces(&pending.own, pending.dense);
+                pending.carried.iter().for_each(|&g| round.granted_ahead(g));
             }
             PENDING.with(|p| p.borrow_mut().take());
         }
@@ -109,10 +113,14 @@ pub fn nextval_at(unix_ms: i64) -> i64 {
                         .encode(tick, worker_id, history_sequence(&layout, slot))
                         .unwrap_or_else(|e| raise_core(&e));
                 }
-                Ok(Next::Claim { from, to, at, width }) => {
+                Ok(Next::Claim { from, to, at, width, dense }) => {
                     check_for_interrupts();
-                    match claim(key, slots, (from, to), at, width, limit) {
-                        Ok(grant) => round.granted(grant),
+                    let ahead = round.ahead(from, to, at, limit);
+                    match claim(key, slots, (from, to, at, width, dense), limit, &ahead) {
+                        Ok((own, carried)) => {
+                            round.granted_pieces(&own, dense);
+                            carried.into_iter().for_each(|g| round.granted_ahead(g));
+                        }
                         Err(until) => round.full_until(at, until),
                     }
                     limit = past_limit(&layout);
@@ -174,14 +182,29 @@ fn checked_tick(layout: &Layout, unix_ms: i64, limit: i64) -> i64 {
     tick
 }
 
-/// Claims up to `width` history slots of every millisecond of `span` (or of
-/// `at` alone when the span has none left) and makes the claim durable, or
-/// says up to which tick from `at` on nothing is left (at most `limit`).
+/// Claims up to `width` history slots of every millisecond of the row's
+/// span (`at` is the row's millisecond) and of each span carried `ahead`,
+/// piece by piece at the level already there (the core's [`answer`]), and
+/// makes them durable in one write: the history file once, a WAL record per
+/// piece, one flush, then the wait for the synchronous standbys. Returns the
+/// pieces of the row's span and those carried ahead, or says up to which
+/// tick from `at` on nothing is left (at most `limit`). A claim whose wait
+/// for the synchronous standbys is cut short is kept, all its pieces, for
+/// the next call (`PENDING`).
 ///
 /// With a leased worker id the map is first raised by the claims the
-/// registry recorded (once per lease: `inherited`), and the claim is
-/// recorded in the registry before it is used.
-fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: i64, limit: i64) -> Result<Grant, i64> {
+/// registry recorded (once per lease: `inherited`), the row's span is
+/// claimed at one level (the registry records one interval per claim) and
+/// recorded in the registry before it is used, and nothing is carried
+/// ahead (a claim the registry does not know would be another holder's to
+/// take again).
+fn claim(
+    key: StoredLayout,
+    slots: i64,
+    (from, to, at, width, dense): (i64, i64, i64, i64, bool),
+    limit: i64,
+    ahead: &[(i64, i64)],
+) -> Result<(Vec<Grant>, Vec<Grant>), i64> {
     let lease = registry::used().then(|| history_lease::current(key.worker_id));
     // The registry's claims as one map, built outside the lock: a worker id
     // may have thousands.
@@ -212,30 +235,42 @@ fn claim(key: StoredLayout, slots: i64, (from, to): (i64, i64), at: i64, width: 
                 map.raise(i.from, i.to, i.level);
             }
         }
-        let attempt = map.claim(from, to, width, slots).map(|g| (from, to, g)).or_else(|_| {
-            // A full millisecond in the span: the room around `at` only.
-            let (a, b) = map.room_around(at, from, to, slots).unwrap_or((at, at + 1));
-            map.claim(a, b, width, slots).map(|g| (a, b, g))
-        });
-        let Ok((from, to, (base, granted))) = attempt else {
-            return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
+        let (own, carried) = if lease.is_some() {
+            let attempt = map.claim(from, to, width, slots).map(|g| (from, to, g)).or_else(|_| {
+                // A full millisecond in the span: the room around `at` only.
+                let (a, b) = map.room_around(at, from, to, slots).unwrap_or((at, at + 1));
+                map.claim(a, b, width, slots).map(|g| (a, b, g))
+            });
+            let Ok((from, to, (base, granted))) = attempt else {
+                return Err(map.first_not_full(at, slots).unwrap_or(limit).min(limit));
+            };
+            (vec![Grant { from, to, base, width: granted }], vec![])
+        } else {
+            let answer = answer(&mut map, (from, to, at, width, dense), ahead, slots, limit, MAX_INTERVALS);
+            (answer.own?, answer.carried)
         };
+        let records: Vec<Claimed> = own
+            .iter()
+            .chain(&carried)
+            .map(|g| Claimed { layout: key, from: g.from, to: g.to, level: g.base + g.width })
+            .collect();
         map.coarsen(MAX_INTERVALS);
-        // The file first: a crash after it and before the record loses
-        // nothing that was used. Then the record, flushed.
+        // The file first: a crash after it and before the records loses
+        // nothing that was used. Then the records, flushed.
         history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
-        let lsn = wal::log_history(&Claimed { layout: key, from, to, level: base + granted });
+        let lsn = wal::log_history(&records);
         shared.set(key, &map);
         if let Some(l) = lease {
             shared.applied = (l.worker_id, l.epoch);
         }
-        let registry = lease.map(|l| (l, Interval { from, to, level: base + granted }));
-        break Pending { key, grant: Grant { from, to, base, width: granted }, lsn, registry };
+        let registry =
+            lease.and_then(|l| own.first().map(|g| (l, Interval { from: g.from, to: g.to, level: g.base + g.width })));
+        break Pending { key, own, dense, carried, lsn, registry };
     };
-    PENDING.with(|p| *p.borrow_mut() = Some(pending));
+    PENDING.with(|p| *p.borrow_mut() = Some(pending.clone()));
     make_usable(&pending);
     PENDING.with(|p| p.borrow_mut().take());
-    Ok(pending.grant)
+    Ok((pending.own, pending.carried))
 }
 
 /// What must happen before a claim is used: the registry records it (with a

@@ -10,6 +10,28 @@ pub struct Interval {
     pub level: i64,
 }
 
+/// Slots `base .. base + width` of every millisecond in `[from, to)`, as the
+/// level map granted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub from: i64,
+    pub to: i64,
+    pub base: i64,
+    pub width: i64,
+}
+
+/// Which milliseconds a piecewise claim ([`LevelMap::claim_pieces`]) may
+/// make full (every slot used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Any: a dense claim, for rows at a millisecond past what it held.
+    Any,
+    /// This millisecond alone: a row's own, which it needs a slot of.
+    Only(i64),
+    /// None: time claimed for rows yet to come.
+    None,
+}
+
 /// Why a claim cannot be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimError {
@@ -115,6 +137,89 @@ impl LevelMap {
         }
         self.set(from, to, base + granted);
         Ok((base, granted))
+    }
+
+    /// Claims up to `width` slots of every millisecond in `[from, to)`
+    /// **piece by piece**: each run of the map at one level `L` is raised
+    /// from `L` by what fits, not from the highest level of the span, so a
+    /// busy millisecond inside a long span does not make the rest of the
+    /// span as busy (a claim at the span's highest level plus one made weeks
+    /// full around one busy instant, and later rows spilled weeks late:
+    /// helper-12's review of the write-ahead). `fill` says which
+    /// milliseconds may lose their last free slot to this claim: the claim
+    /// of a row's own millisecond ([`Fill::Only`]) or of a dense run
+    /// ([`Fill::Any`]) may; time claimed ahead of rows ([`Fill::None`])
+    /// never becomes full, so no later row spills because of it. Returns
+    /// the pieces granted (runs with nothing to grant are skipped), at most
+    /// `max_pieces` of them: past that the span is cut short (around the
+    /// row's millisecond for [`Fill::Only`], else at its end).
+    pub fn claim_pieces(
+        &mut self,
+        from: i64,
+        to: i64,
+        width: i64,
+        slots: i64,
+        fill: Fill,
+        max_pieces: usize,
+    ) -> Vec<Grant> {
+        if from >= to || width <= 0 || max_pieces == 0 {
+            return vec![];
+        }
+        // The runs of one level over [from, to), the row's millisecond a run of its own.
+        let mut runs: Vec<(i64, i64, i64)> = vec![];
+        let mut run = |a: i64, b: i64, level: i64| {
+            let cut = match fill {
+                Fill::Only(at) => [a.max(at.min(b)), a.max((at + 1).min(b))],
+                _ => [a, a],
+            };
+            for (x, y) in [(a, cut[0]), (cut[0], cut[1]), (cut[1], b)] {
+                if x < y {
+                    runs.push((x, y, level));
+                }
+            }
+        };
+        let mut at = from;
+        for i in self.intervals.iter().filter(|i| i.from < to && from < i.to) {
+            if at < i.from {
+                run(at, i.from, self.floor);
+            }
+            run(i.from.max(from), i.to.min(to), i.level);
+            at = i.to.min(to);
+        }
+        if at < to {
+            run(at, to, self.floor);
+        }
+        let mut pieces: Vec<Grant> = vec![];
+        for (a, b, level) in runs {
+            let top = match fill {
+                Fill::Any => slots,
+                Fill::Only(at) if a == at && b == at + 1 => slots,
+                _ => slots - 1,
+            };
+            let granted = width.min(top - level);
+            if granted <= 0 {
+                continue;
+            }
+            match pieces.last_mut() {
+                Some(p) if p.to == a && p.base == level && p.width == granted => p.to = b,
+                _ => pieces.push(Grant { from: a, to: b, base: level, width: granted }),
+            }
+        }
+        if pieces.len() > max_pieces {
+            let first = match fill {
+                // The window of pieces around the row's millisecond.
+                Fill::Only(at) => {
+                    let k = pieces.partition_point(|p| p.to <= at);
+                    k.saturating_sub(max_pieces / 2).min(pieces.len() - max_pieces)
+                }
+                _ => 0,
+            };
+            pieces = pieces[first..first + max_pieces].to_vec();
+        }
+        for p in &pieces {
+            self.set(p.from, p.to, p.base + p.width);
+        }
+        pieces
     }
 
     /// Raises `[from, to)` to at least `level` (redo of a claim made

@@ -27,8 +27,9 @@ mod slots;
 mod stored;
 
 pub use leased::{inherited, RecordedClaim};
-pub use level_map::{ClaimError, Interval, LevelMap};
+pub use level_map::{ClaimError, Fill, Interval, LevelMap};
 pub use record::Claimed;
+pub use round::ahead::{answer, Answer, MAX_PIECES};
 pub use round::{Grant, Next, Round, RoundError, MAX_COUNTED_MS};
 pub use slots::{history_sequence, history_slots, live_sequences, skip_history};
 pub use stored::{StoredMap, FILE_NAME};
