@@ -26,7 +26,7 @@ base="port = $PORT\nunix_socket_directories = '$dir'\nlisten_addresses = ''\njit
 reg=""
 cleanup() {
   [ -n "${vpid:-}" ] && as_pg "$BIN/pg_ctl" -D "$dir/data" -m fast -w -t 120 stop >/dev/null 2>&1
-  [ -n "$reg" ] && as_pg "$BIN/pg_ctl" -D "$reg/data" -m fast -w stop >/dev/null 2>&1 || true
+  [ -n "$reg" ] && { as_pg "$BIN/pg_ctl" -D "$reg/data" -m fast -w stop >/dev/null 2>&1; rm -rf "$reg"; } || true
 }
 trap cleanup EXIT
 if [ "$MODE" = registry ]; then
