@@ -10,10 +10,18 @@ use pgrx::pg_sys;
 static OUT_OF_RECOVERY: AtomicBool = AtomicBool::new(false);
 
 /// Whether this server is a standby (or still replaying after a crash).
+/// Inlined: once recovery is over it is one load on every ID's path.
+#[inline]
 pub fn in_recovery() -> bool {
     if OUT_OF_RECOVERY.load(Ordering::Relaxed) {
         return false;
     }
+    asked_in_recovery()
+}
+
+#[cold]
+#[inline(never)]
+fn asked_in_recovery() -> bool {
     // SAFETY: plain query of the shared recovery state.
     let recovering = unsafe { pg_sys::RecoveryInProgress() };
     if !recovering {

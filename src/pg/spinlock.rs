@@ -81,11 +81,18 @@ fn acquire(lock: *mut pg_sys::slock_t) {
     // SpinLockInit, and lives in shared memory as long as the server.
     let byte = unsafe { AtomicU8::from_ptr(lock) };
     if byte.swap(1, Ordering::Acquire) != 0 {
-        // SAFETY: PostgreSQL's contended path; returns holding the lock.
-        unsafe {
-            pg_sys::s_lock(lock, c"snowflake_id/src/pg/spinlock.rs".as_ptr(), line!() as i32, c"acquire".as_ptr())
-        };
+        contended(lock);
     }
+}
+
+/// Out of line: inlined, its call made every caller save registers it
+/// never needs on the uncontended path.
+#[cfg(target_arch = "x86_64")]
+#[cold]
+#[inline(never)]
+fn contended(lock: *mut pg_sys::slock_t) {
+    // SAFETY: PostgreSQL's contended path; returns holding the lock.
+    unsafe { pg_sys::s_lock(lock, c"snowflake_id/src/pg/spinlock.rs".as_ptr(), line!() as i32, c"acquire".as_ptr()) };
 }
 
 #[cfg(target_arch = "x86_64")]

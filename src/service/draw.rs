@@ -3,6 +3,8 @@
 //! durable, waiting out `max_drift`, starting the generator) done between
 //! lock holds. Also the status view's `problem`: the same checks, on a copy.
 
+use std::sync::OnceLock;
+
 use pgrx::pg_sys;
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::{Layout, Step};
@@ -42,9 +44,33 @@ fn settings() -> Result<(Layout, i64), Refusal> {
     }
 }
 
+/// What [`checked_settings`] answered the first time it found the settings
+/// usable, kept for every later call of this backend: all it reads is fixed
+/// from server start (whether the library was preloaded, whether a registry
+/// is used, the layout and worker id settings as `Settings::get` read them
+/// once) but for a `max_drift` a reload refused, which is the one flag
+/// checked on every call; while it is up the answer is worked out again.
+static USABLE: OnceLock<(Layout, Option<i64>)> = OnceLock::new();
+
 /// The layout, and the worker id unless it comes from a registry lease, or
 /// why IDs cannot be issued with these settings.
+#[inline]
 fn checked_settings() -> Result<(Layout, Option<i64>), Refusal> {
+    match USABLE.get() {
+        Some(usable) if !settings::max_drift_refused() => Ok(*usable),
+        _ => settings_worked_out(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn settings_worked_out() -> Result<(Layout, Option<i64>), Refusal> {
+    let usable = settings_checked_now()?;
+    let _ = USABLE.set(usable);
+    Ok(usable)
+}
+
+fn settings_checked_now() -> Result<(Layout, Option<i64>), Refusal> {
     if !shmem::preloaded() {
         return Err(not_preloaded_refusal());
     }
@@ -124,17 +150,65 @@ pub fn refusal() -> Option<Refusal> {
 /// Only a primary issues IDs, and only in a transaction that may write,
 /// like `nextval()`: a standby would repeat its primary's IDs, and a
 /// read-only transaction promised not to change anything durable.
+#[inline]
 pub fn check_may_issue(function: &str) {
     if in_recovery() {
-        recovery_refusal(function).raise();
+        raise_recovery(function);
     }
     // SAFETY: a plain global of the current transaction.
     if unsafe { pg_sys::XactReadOnly } {
-        read_only_refusal(function, "in a read-only transaction", false).raise();
+        raise_read_only(function);
     }
 }
 
+#[cold]
+#[inline(never)]
+fn raise_recovery(function: &str) -> ! {
+    recovery_refusal(function).raise()
+}
+
+#[cold]
+#[inline(never)]
+fn raise_read_only(function: &str) -> ! {
+    read_only_refusal(function, "in a read-only transaction", false).raise()
+}
+
+/// One ID. The common case is one step of the generator: the settings
+/// usable (as checked before), a lease in force if there is a registry, and
+/// the step an issue (core `try_issue`) under the same lock hold as the
+/// worker id it reads, as in [`draw`]. Anything else (the first call, a
+/// start, a recheck, a mark to write, a wait, a refusal, no lease) leaves the
+/// generator untouched and takes [`draw`], which decides it again from a new
+/// clock reading.
 pub fn next_id() -> i64 {
+    check_may_issue(NEXTVAL);
+    if let Ok((layout, setting_worker_id)) = checked_settings() {
+        let policy = policy();
+        let now = now_unix_ms().saturating_sub(layout.epoch_ms());
+        let issued = {
+            let mut shared = shmem::lock();
+            let worker_id = match setting_worker_id {
+                Some(worker_id) => worker_id,
+                None if shared.registry.lease.is_some() => shared.registry.worker_id,
+                None => -1,
+            };
+            match shared.generator.as_mut() {
+                Some(g) if worker_id >= 0 => g.try_issue(&layout, now, policy).map(|counter| (counter, worker_id)),
+                _ => None,
+            }
+        };
+        if let Some((counter, worker_id)) = issued {
+            return layout.id_from_counter(counter, worker_id);
+        }
+    }
+    next_id_drawn()
+}
+
+/// [`next_id`]'s every other case, out of line so that its frame is not
+/// set up for the common one.
+#[cold]
+#[inline(never)]
+fn next_id_drawn() -> i64 {
     let mut id = 0;
     draw(NEXTVAL, 1, |layout, counter, _, worker_id| id = layout.id_from_counter(counter, worker_id));
     id

@@ -265,7 +265,13 @@ pub fn max_drift_refused() -> bool {
     MAX_DRIFT_REFUSED.load(Ordering::Relaxed)
 }
 
-/// Read on every call: it may change on reload.
+/// Read on every call: it may change on reload. Read from the variable
+/// PostgreSQL assigns, without `GucSetting::get`'s check that this is the
+/// thread that loaded the library (a thread-local lookup per ID): a backend
+/// runs our code on its one thread only.
+#[inline]
 pub fn max_drift_ms() -> i64 {
-    MAX_DRIFT_SETTING.get().into()
+    // SAFETY: the setting's own storage, registered with PostgreSQL and
+    // written by it only on this thread (at a reload, between statements).
+    unsafe { *MAX_DRIFT_SETTING.as_ptr() }.into()
 }

@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 
 use snowflake_id_core::{epoch, Error, Layout};
 
-pub use define::{allow_layout_change, max_drift_ms, register, reserve_prefix, wal_rmgr_id};
+pub use define::{allow_layout_change, max_drift_ms, max_drift_refused, register, reserve_prefix, wal_rmgr_id};
 pub use error::{lines, raise_setting, setting_error_code_and_hint, setting_refusal, Fault, SettingError};
 use names::{index, EPOCH, MAX_DRIFT, SEQUENCE_BITS, WAL_RMGR_ID, WORKER_BITS, WORKER_ID};
 

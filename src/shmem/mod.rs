@@ -133,7 +133,7 @@ pub fn preloaded() -> bool {
 }
 
 /// The spinlock-guarded state. Keep the guard for a few instructions only.
-#[inline]
+#[inline(always)]
 pub fn lock() -> Guard<'static, Shared> {
     SHARED.get().lock()
 }

@@ -59,6 +59,27 @@ impl GeneratorState {
         Ok(Run { decision, count: 1 + more })
     }
 
+    /// One ID, when [`Self::next`] without a recheck answer would issue it
+    /// at once: its counter, the state then exactly as `next` leaves it.
+    /// Anything else (a recheck, a mark, a wait, a refusal) answers `None`
+    /// and leaves the state untouched, as if not called: the caller takes
+    /// the full path with `next`, which decides it again. For
+    /// `snowflake_nextval()`, whose common case is this one step.
+    #[inline(always)]
+    pub fn try_issue(&mut self, layout: &Layout, now: i64, policy: Policy) -> Option<i64> {
+        // All `next` changes before any other answer when there is no recheck
+        // answer (the property test below checks the whole state), put back
+        // then: four words rather than a copy of the state on every ID.
+        let before = (self.skew, self.ref_high, self.wall_high, self.counters.waits);
+        match self.next(layout, now, policy, None) {
+            Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => Some(counter),
+            _ => {
+                (self.skew, self.ref_high, self.wall_high, self.counters.waits) = before;
+                None
+            }
+        }
+    }
+
     /// How many counters after the last one issued further calls of `next`
     /// at the reading `now` would issue one after another, each the previous
     /// plus one. Only valid right after `next` issued at that reading: the
@@ -230,6 +251,19 @@ mod tests {
                         st.enter_lease(&layout, floor, floor + length, clock);
                     }
                     Op::Run { want, answer } => {
+                        // The single-ID shortcut: `next`'s issue, or nothing at all.
+                        let (mut fast, mut single) = (st, st);
+                        let got = fast.try_issue(&layout, clock, policy);
+                        match single.next(&layout, clock, policy, None) {
+                            Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => {
+                                prop_assert_eq!(got, Some(counter));
+                                prop_assert_eq!(fast, single);
+                            }
+                            _ => {
+                                prop_assert_eq!(got, None);
+                                prop_assert_eq!(fast, st);
+                            }
+                        }
                         let mut confirm = None;
                         loop {
                             let mut single = st;
