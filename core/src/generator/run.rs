@@ -304,3 +304,76 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod try_issue_review {
+    //! Review of issue 35 (s3-rev35c): `try_issue` over arbitrary states,
+    //! not only those a sequence of operations reaches, near the layout's
+    //! end too, checked against `next` and against each rule directly.
+    use super::super::{Counters, Decision, GeneratorState, Policy, Step};
+    use crate::{history, Layout};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn try_issue_is_next_or_nothing_from_any_state(
+            (w, s) in prop_oneof![Just((0i64, 0i64)), Just((1, 2)), Just((0, 4)), Just((3, 5)), Just((10, 12)), Just((0, 22)), Just((22, 0))],
+            near_end in any::<bool>(),
+            d in proptest::array::uniform8(-120i64..120),
+            seq in any::<u32>(),
+            skew in prop_oneof![Just(0i64), 0i64..300],
+            max_drift_ms in prop_oneof![Just(0i64), 1i64..8, Just(100)],
+            mark_reach_ms in 1i64..60,
+            waits in 0u64..3,
+        ) {
+            let layout = Layout::new(w, s, 0).unwrap();
+            let base = if near_end { layout.max_tick() - 20 } else { 1_000 };
+            let clamp = |t: i64| t.min(layout.max_tick());
+            let last_tick = clamp(base + d[0]);
+            let last = ((last_tick << s) | (i64::from(seq) & layout.max_sequence())).min(layout.max_counter());
+            let st = GeneratorState {
+                last,
+                mark: last_tick + d[1].abs() / 8 - 3,
+                skew,
+                ref_high: base + d[2] + skew,
+                wall_high: base + d[3],
+                floor: base + d[4],
+                ceiling: clamp(last_tick + d[5].abs() / 8 - 3),
+                counters: Counters { waits, issued: 7, ..Counters::default() },
+            };
+            let now = last_tick + d[6] / 8 + d[7] % 2;
+            let policy = Policy { max_drift_ms, mark_reach_ms };
+            let (mut fast, mut single) = (st, st);
+            let got = fast.try_issue(&layout, now, policy);
+            match single.next(&layout, now, policy, None) {
+                Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => {
+                    prop_assert_eq!(got, Some(counter));
+                    prop_assert_eq!(fast, single);
+                }
+                _ => {
+                    prop_assert_eq!(got, None);
+                    prop_assert_eq!(fast, st);
+                }
+            }
+            if let Some(c) = got {
+                let tick = c >> s;
+                prop_assert!(c > st.last, "above the last issued");
+                prop_assert_eq!(history::skip_history(&layout, c), Some(c), "not a history slot");
+                prop_assert!(tick <= st.mark, "within the durable mark");
+                prop_assert!(tick <= st.ceiling, "within the lease ceiling");
+                prop_assert!(tick <= layout.max_tick() && now <= layout.max_tick(), "within the layout");
+                // (a skew paid off by a wall clock past the last tick resets `seen`)
+                let paid_off = st.skew > 0 && now > (st.last >> s);
+                prop_assert!(paid_off || now >= st.ref_high - st.skew, "no reading behind one seen");
+                prop_assert!(c >= now << s, "not behind the wall clock");
+                prop_assert!(
+                    max_drift_ms == 0 || tick <= st.floor || tick - fast.ref_high <= max_drift_ms,
+                    "within max_drift of the reference"
+                );
+                prop_assert_eq!(fast.last, c);
+                prop_assert_eq!(fast.counters.issued, st.counters.issued + 1);
+            }
+        }
+    }
+}
