@@ -315,7 +315,7 @@ mod try_issue_review {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #![proptest_config(ProptestConfig::with_cases(8_000))]
         #[test]
         fn try_issue_is_next_or_nothing_from_any_state(
             (w, s) in prop_oneof![Just((0i64, 0i64)), Just((1, 2)), Just((0, 4)), Just((3, 5)), Just((10, 12)), Just((0, 22)), Just((22, 0))],
@@ -328,7 +328,8 @@ mod try_issue_review {
             waits in 0u64..3,
         ) {
             let layout = Layout::new(w, s, 0).unwrap();
-            let base = if near_end { layout.max_tick() - 20 } else { 1_000 };
+            // (w + s = 0: the last tick is i64::MAX, no clock gets near it)
+            let base = if near_end && w + s > 0 { layout.max_tick() - 20 } else { 1_000 };
             let clamp = |t: i64| t.min(layout.max_tick());
             let last_tick = clamp(base + d[0]);
             let last = ((last_tick << s) | (i64::from(seq) & layout.max_sequence())).min(layout.max_counter());
