@@ -177,6 +177,8 @@ impl GeneratorState {
     /// `now` is the wall clock in ticks (ms since the layout's epoch).
     // Always inlined: on `snowflake_nextval()`'s path (`try_issue`) its
     // call, arguments and answer cost a tenth of the instructions per ID.
+    // A field this function changes on a path that does not issue must be
+    // put back by `try_issue` too (generator/run.rs lists the four).
     #[inline(always)]
     pub fn next(&mut self, layout: &Layout, now: i64, policy: Policy, confirm: Option<i64>) -> Result<Decision, Error> {
         let s = layout.sequence_bits();

@@ -271,6 +271,10 @@ pub fn max_drift_refused() -> bool {
 /// runs our code on its one thread only.
 #[inline]
 pub fn max_drift_ms() -> i64 {
+    // pgrx's own read checks the thread first (11 instructions per ID); a
+    // debug build keeps that check, so a thread of ours would be caught.
+    #[cfg(debug_assertions)]
+    pgrx::pg_sys::submodules::thread_check::check_active_thread();
     // SAFETY: the setting's own storage, registered with PostgreSQL and
     // written by it only on this thread (at a reload, between statements).
     unsafe { *MAX_DRIFT_SETTING.as_ptr() }.into()

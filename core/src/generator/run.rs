@@ -306,10 +306,10 @@ mod tests {
 }
 
 #[cfg(test)]
-mod try_issue_review {
-    //! Review of issue 35 (s3-rev35c): `try_issue` over arbitrary states,
-    //! not only those a sequence of operations reaches, near the layout's
-    //! end too, checked against `next` and against each rule directly.
+mod try_issue_from_any_state {
+    //! `try_issue` over arbitrary states, not only those a sequence of
+    //! operations reaches, near the layout's end too, checked against `next`
+    //! and against each rule directly (helper-19's review of issue 35).
     use super::super::{Counters, Decision, GeneratorState, Policy, Step};
     use crate::{history, Layout};
     use proptest::prelude::*;
