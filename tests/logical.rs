@@ -821,3 +821,46 @@ fn an_apply_waiting_out_max_drift_is_interrupted_at_once() {
     assert_eq!(subscriber.query_i64("SELECT count(*) FROM t"), 0, "the interrupted transaction was not rolled back");
     assert_eq!(apply_pid(), 0, "the disabled subscription's worker came back");
 }
+
+/// Review of 0.6.0 (rev33): the publishers behind this node's subscriptions
+/// are compared row by row, so one publisher behind two subscriptions, or a
+/// database of this very server behind a subscription, reads as a "shared"
+/// worker id. Neither shares anything: one generator issues each, and this
+/// server's databases share its generator. The check must name nothing.
+#[test]
+fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_no_worker_id() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    create_table(&subscriber, TABLE);
+    subscribe(&subscriber, &publisher, "s1", false);
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION s2 CONNECTION '{}' PUBLICATION p WITH (connect = false)",
+        conninfo(&publisher)
+    ));
+    // Another database of the subscriber's own server, as a publisher.
+    subscriber.sql("CREATE DATABASE other");
+    let mut config = subscriber.config();
+    config.dbname("other");
+    let mut other = config.connect(postgres::NoTls).unwrap_or_else(|e| panic!("database other: {}", describe(&e)));
+    other
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id; CREATE TABLE u (id bigint PRIMARY KEY); CREATE PUBLICATION q FOR TABLE u",
+        )
+        .unwrap_or_else(|e| panic!("database other: {}", describe(&e)));
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION s3 CONNECTION 'host={} port={} dbname=other user=postgres' PUBLICATION q \
+         WITH (connect = false)",
+        subscriber.socket_dir().display(),
+        subscriber.port
+    ));
+    let rows: Vec<(String, String)> = subscriber
+        .connect()
+        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, Vec::<(String, String)>::new(), "false alarms");
+}
