@@ -3,9 +3,12 @@
 -- subscriptions too, through the new snowflake_logical_peers()).
 -- Install the 0.6.0 library first (it serves 0.5.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
--- grants and views are untouched: the update creates one function,
--- replaces the body of snowflake_cluster_check() with the text of a fresh
--- install of 0.6.0, and marks the two block functions PARALLEL RESTRICTED (tests/upgrade.rs compares the catalogs), after section
+-- grants and existing views are untouched: the update creates one function
+-- and two views over it and over snowflake_cluster_check() (what the check
+-- and the cluster watch read, bound when created: no overload another role
+-- adds can make their calls ambiguous), replaces the body of
+-- snowflake_cluster_check() with the text of a fresh install of 0.6.0, and
+-- marks the two block functions PARALLEL RESTRICTED (tests/upgrade.rs compares the catalogs), after section
 -- 0 checked that nothing another role created is in the way.
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
 
@@ -21,7 +24,8 @@
 DO $guard$
 DECLARE
     functions pg_catalog.name[] := ARRAY['snowflake_logical_peers']::pg_catalog.name[];
-    relations pg_catalog.name[] := ARRAY[]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY['snowflake_logical_peer_answers',
+                                         'snowflake_cluster_problems']::pg_catalog.name[];
     ext pg_catalog.oid;
     ns pg_catalog.oid;
     clash record;
@@ -118,6 +122,16 @@ CREATE FUNCTION @extschema@.snowflake_logical_peers() RETURNS TABLE (
 -- ============================================================================
 -- 2. snowflake_cluster_check() checks logical peers too (sql/cluster.sql).
 -- ============================================================================
+-- What snowflake_logical_peers() answers, as the check reads it: through a
+-- view, bound to the function itself when the extension is created. A call
+-- by name would be resolved at each call, and a role that may create in
+-- the extension's schema could add snowflake_logical_peers(integer DEFAULT
+-- 0) and make every call ambiguous, the cluster watch's too; a relation's
+-- name has no overloads.
+CREATE VIEW snowflake_logical_peer_answers AS
+    SELECT p.node, p.status, p.trouble FROM @extschema@.snowflake_logical_peers() p;
+GRANT SELECT ON snowflake_logical_peer_answers TO PUBLIC;
+
 CREATE OR REPLACE FUNCTION snowflake_cluster_check()
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
     LANGUAGE plpgsql VOLATILE
@@ -139,7 +153,20 @@ DECLARE
                                 OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
                                 pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
                                 OPERATOR(pg_catalog.||) '+00',
-                      'problem', s.problem) AS pg_catalog.text)
+                      'problem', s.problem,
+                      -- Which server answered: its system identifier and
+                      -- start, so that two answers of one server (one
+                      -- publisher behind two subscriptions, a database of
+                      -- this very server) count once, and a physical clone
+                      -- turned subscriber (same identifier, its own start)
+                      -- counts apart. NULL where the role may not read it.
+                      'server', CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()',
+                                                                            'EXECUTE')
+                                     THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)
+                                          OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                                          pg_catalog.to_char(pg_catalog.timezone('UTC',
+                                                                 pg_catalog.pg_postmaster_start_time()),
+                                                             'YYYY-MM-DD HH24:MI:SS.US') END) AS pg_catalog.text)
              FROM %s.snowflake_id_status s$q$;
     -- Asked of each node first: the schema its snowflake_id lives in, if
     -- its snowflake_id_status there is the extension's view (quoted; empty
@@ -174,7 +201,7 @@ BEGIN
     SELECT array_agg(p.node ORDER BY p.node), array_agg(p.status ORDER BY p.node),
            array_agg(p.trouble ORDER BY p.node)
       INTO peer_nodes, peer_statuses, peer_troubles
-      FROM @extschema@.snowflake_logical_peers() p;
+      FROM @extschema@.snowflake_logical_peer_answers p;
     IF NOT has_citus AND peer_nodes IS NULL THEN
         RAISE EXCEPTION 'snowflake_cluster_check() needs Citus or a subscription: extension "citus" is not created '
                         'in database "%" and it has no subscription', current_database()
@@ -191,15 +218,16 @@ BEGIN
     RETURN QUERY EXECUTE format($q$
     WITH %s
     answers AS (
-        SELECT c.node, c.isactive, c.success, c.result, 'no answer: ' AS prefix FROM citus_answers c
+        SELECT c.node, c.isactive, c.success, c.result, 'no answer: ' AS prefix, false AS peer
+          FROM citus_answers c
         -- The publishers of the subscriptions: a status, or what to report.
         UNION ALL
-        SELECT l.node, true, l.status IS NOT NULL, coalesce(l.status, l.trouble), ''
+        SELECT l.node, true, l.status IS NOT NULL, coalesce(l.status, l.trouble), '', true
           FROM unnest($5::text[], $6::text[], $7::text[]) l (node, status, trouble)
         -- This node, compared with its publishers (with Citus, it is among
         -- the Citus nodes already).
         UNION ALL
-        SELECT 'this node', true, true, $2, '' WHERE NOT $8 AND $5 IS NOT NULL),
+        SELECT 'this node', true, true, $2, '', false WHERE NOT $8 AND $5 IS NOT NULL),
     parsed AS ($q$,
         CASE WHEN has_citus THEN $q$nodes AS (
         -- Every primary in pg_dist_node, inactive ones and other
@@ -245,14 +273,22 @@ BEGIN
         ELSE no_citus END)
     || $q$
         SELECT a.node, a.isactive, a.success, a.result, a.prefix, s,
-               (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout
+               (s ->> 'worker_id')::bigint AS worker_id, s ->> 'layout' AS layout,
+               -- One key per server: its identity, else the row's own.
+               coalesce(s ->> 'server', a.node) AS server
           FROM answers a
           -- A CASE, so that a failure's text is never cast: the planner may
           -- evaluate a subquery's output before its WHERE.
-          CROSS JOIN LATERAL (SELECT CASE WHEN a.success THEN a.result::json END AS s) j),
+          CROSS JOIN LATERAL (SELECT CASE WHEN a.success THEN a.result::json END AS s) j
+         -- A publisher that is this very server (a subscription to another
+         -- of its databases) is this node: one generator, compared once.
+         WHERE NOT (a.peer AND coalesce(s ->> 'server' = $2::json ->> 'server', false))),
     shared AS (
+        -- Servers, not rows: one publisher behind two subscriptions shares
+        -- nothing with itself.
         SELECT p.worker_id, string_agg(p.node, ', ' ORDER BY p.node) AS nodes
-          FROM parsed p WHERE p.worker_id IS NOT NULL GROUP BY p.worker_id HAVING count(*) > 1),
+          FROM parsed p WHERE p.worker_id IS NOT NULL GROUP BY p.worker_id
+        HAVING count(DISTINCT p.server) > 1),
     own AS (SELECT $2::json ->> 'layout' AS layout),
     checked AS (
         SELECT p.node, p.worker_id, p.layout,
@@ -279,6 +315,13 @@ END
 $check$;
 COMMENT ON FUNCTION snowflake_cluster_check() IS
     'snowflake_id on Citus and among logical peers: one row per node with an unset or shared worker id, another layout than the coordinator''s (this node''s), no answer or another problem';
+
+-- What the cluster watch reads (src/worker/cluster_watch.rs), for the same
+-- reason: an overload of snowflake_cluster_check() with a defaulted
+-- argument would make its call by name ambiguous, and the watch silent.
+CREATE VIEW snowflake_cluster_problems AS
+    SELECT c.node, c.worker_id, c.layout, c.problem FROM @extschema@.snowflake_cluster_check() c;
+GRANT SELECT ON snowflake_cluster_problems TO PUBLIC;
 
 -- ============================================================================
 -- 3. The block functions are PARALLEL RESTRICTED (src/api/functions.rs): in

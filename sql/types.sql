@@ -25,7 +25,8 @@ DECLARE
     relations pg_catalog.name[] := ARRAY[
         'snowflake_parts', 'snowflake_id_status', 'snowflake_registry', 'snowflake_registry_namespaces',
         'snowflake_registry_namespaces_pkey', 'snowflake_registry_leases', 'snowflake_registry_leases_pkey',
-        'snowflake_registry_history', 'snowflake_registry_history_pkey'
+        'snowflake_registry_history', 'snowflake_registry_history_pkey', 'snowflake_logical_peer_answers',
+        'snowflake_cluster_problems'
     ]::pg_catalog.name[];
     ext pg_catalog.oid;
     ns pg_catalog.oid;

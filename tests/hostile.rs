@@ -539,6 +539,12 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     coordinator.sql("CREATE EXTENSION snowflake_id");
     plant_on_types(&worker, "postgres", NO_PROPAGATION);
     plant_on_types(&coordinator, "postgres", NO_PROPAGATION);
+    // Review of 0.6.0 (rev33): overloads with a defaulted argument made
+    // every call of the check by name ambiguous, the watch's too, which then
+    // warned of nothing else. The watch reads the extension's view.
+    app_client(&coordinator, "postgres")
+        .batch_execute(&format!("{NO_PROPAGATION}; {CHECK_OVERLOADS}"))
+        .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
     // A worker without the extension (created on the coordinator before
     // Citus, a node added by hand...): app's own view under the name of the
     // extension's status view, whose function runs as whoever reads it
@@ -561,7 +567,7 @@ fn citus_watch_and_check_never_reach_planted_objects() {
 
     let mut violations = vec![];
     // A superuser's check: the status query runs on both nodes.
-    match coordinator.connect().query("SELECT node, problem FROM snowflake_cluster_check()", &[]) {
+    match coordinator.connect().query("SELECT node, problem FROM snowflake_cluster_problems", &[]) {
         Ok(rows) => {
             let problems: Vec<String> = rows.iter().map(|r| r.get::<_, String>(1)).collect();
             if !problems.iter().any(|p| p.contains("shared by")) {
@@ -589,6 +595,55 @@ fn citus_watch_and_check_never_reach_planted_objects() {
         &[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1"), (&bare, "postgres", "worker2")],
         violations,
     );
+}
+
+/// Overloads `app` adds beside the check's functions, in the extension's
+/// schema: with a defaulted argument, a call of either by name is ambiguous
+/// (42725), and were one chosen it would run as the caller.
+const CHECK_OVERLOADS: &str = "
+CREATE FUNCTION public.snowflake_logical_peers(x integer DEFAULT 0)
+    RETURNS TABLE (node text, status text, trouble text) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('snowflake_logical_peers(integer)'); END $s$;
+CREATE FUNCTION public.snowflake_cluster_check(x integer DEFAULT 0)
+    RETURNS TABLE (node text, worker_id bigint, layout text, problem text) LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $s$ BEGIN PERFORM public.hostile_note('snowflake_cluster_check(integer)'); END $s$;";
+
+/// Review of 0.6.0 (rev33), item 3: the check read
+/// `snowflake_logical_peers()` by name, so `app`'s overload with a defaulted
+/// argument made every call "not unique", the cluster watch's too. It reads
+/// the function through the extension's view, and so does whoever reads
+/// `snowflake_cluster_problems`: both still answer, nothing planted runs.
+#[test]
+fn overloads_of_the_checks_functions_neither_silence_nor_run() {
+    let publisher = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
+    publisher.sql("CREATE EXTENSION snowflake_id");
+    let subscriber = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
+    plant(&subscriber, "postgres", "");
+    subscriber.sql("CREATE EXTENSION snowflake_id");
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION real CONNECTION 'host={} port={} dbname=postgres user=postgres' PUBLICATION p \
+         WITH (connect = false)",
+        publisher.socket_dir().display(),
+        publisher.port
+    ));
+    app_client(&subscriber, "postgres")
+        .batch_execute(CHECK_OVERLOADS)
+        .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
+    let mut violations = vec![];
+    // (A call of snowflake_cluster_check() by name is app's to make
+    // ambiguous: docs/replication.md says to read the view.)
+    match subscriber.connect().query("SELECT node, problem FROM snowflake_cluster_problems", &[]) {
+        Ok(rows) => {
+            let rows: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let named = |n: &str| rows.iter().any(|(node, p)| node == n && p.contains("worker id 2 shared by"));
+            if !named("publisher of subscription \"real\"") || !named("this node") {
+                violations.push(format!("the shared worker id went unnamed: {rows:?}"));
+            }
+        }
+        Err(e) => violations.push(format!("the check failed: {}", describe(&e))),
+    }
+    assert_unharmed(&[(&subscriber, "postgres", "subscriber")], violations);
 }
 
 /// A node with a worker id of its own, the extension created after app

@@ -821,3 +821,111 @@ fn an_apply_waiting_out_max_drift_is_interrupted_at_once() {
     assert_eq!(subscriber.query_i64("SELECT count(*) FROM t"), 0, "the interrupted transaction was not rolled back");
     assert_eq!(apply_pid(), 0, "the disabled subscription's worker came back");
 }
+
+/// Review of 0.6.0 (rev33): the publishers behind this node's subscriptions
+/// are compared row by row, so one publisher behind two subscriptions, or a
+/// database of this very server behind a subscription, reads as a "shared"
+/// worker id. Neither shares anything: one generator issues each, and this
+/// server's databases share its generator. The check must name nothing.
+#[test]
+fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_no_worker_id() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    create_table(&subscriber, TABLE);
+    subscribe(&subscriber, &publisher, "s1", false);
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION s2 CONNECTION '{}' PUBLICATION p WITH (connect = false)",
+        conninfo(&publisher)
+    ));
+    // Another database of the subscriber's own server, as a publisher.
+    subscriber.sql("CREATE DATABASE other");
+    let mut config = subscriber.config();
+    config.dbname("other");
+    let mut other = config.connect(postgres::NoTls).unwrap_or_else(|e| panic!("database other: {}", describe(&e)));
+    other
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id; CREATE TABLE u (id bigint PRIMARY KEY); CREATE PUBLICATION q FOR TABLE u",
+        )
+        .unwrap_or_else(|e| panic!("database other: {}", describe(&e)));
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION s3 CONNECTION 'host={} port={} dbname=other user=postgres' PUBLICATION q \
+         WITH (connect = false)",
+        subscriber.socket_dir().display(),
+        subscriber.port
+    ));
+    let rows: Vec<(String, String)> = subscriber
+        .connect()
+        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, Vec::<(String, String)>::new(), "false alarms");
+}
+
+/// Review of 0.6.0 (rev33), item 2: publishers that accept a connection and
+/// never answer (a Python-like listener here) once took 10 s to connect,
+/// and 10 s per query, each, one after another: six of them took a minute,
+/// the cluster watch's whole allowance for the check. All publishers
+/// together now get a few seconds (6 s), a disabled subscription's 1 s of
+/// it; the rest are named "not checked: out of time". (The bound asserted
+/// is generous: it tells a shared budget from ten seconds a publisher.)
+#[test]
+fn publishers_that_never_answer_cost_the_check_one_short_budget_in_all() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("address").port();
+    // Accepts every connection and keeps it open, silent, until the test ends.
+    thread::spawn(move || {
+        let mut held = vec![];
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    for i in 0..8 {
+        subscriber.sql(&format!(
+            "CREATE SUBSCRIPTION silent{i} CONNECTION 'host=127.0.0.1 port={port} dbname=postgres user=postgres \
+             connect_timeout=30' PUBLICATION p WITH (connect = false)"
+        ));
+    }
+    let t0 = Instant::now();
+    let rows: Vec<(String, String)> = subscriber
+        .connect()
+        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(25), "the check took {took:?}: {rows:?}");
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert!(
+        rows.iter().all(|(_, p)| p.starts_with("no answer") || p.starts_with("not checked: out of time")),
+        "{rows:?}"
+    );
+    assert!(rows.iter().any(|(_, p)| p.starts_with("not checked: out of time")), "{rows:?}");
+}
+
+/// Review of 0.6.0 (rev33), item 4: a subscription's name (from 16, any
+/// role with pg_create_subscription chooses one) is shown in the check's
+/// rows, and the cluster watch logs those rows as WARNING lines: a newline
+/// in it would forge a line of the log. Control characters are escaped.
+#[test]
+fn a_subscription_name_with_a_newline_is_shown_escaped() {
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    subscriber.sql(
+        "CREATE SUBSCRIPTION \"x\nWARNING:  forged\" CONNECTION 'host=127.0.0.1 port=1 dbname=postgres' \
+         PUBLICATION p WITH (connect = false)",
+    );
+    let nodes: Vec<String> = subscriber
+        .connect()
+        .query("SELECT node FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(nodes, vec!["publisher of subscription \"x\\nWARNING:  forged\"".to_string()]);
+}

@@ -24,7 +24,7 @@
 //! failure to connect is reported in this library's words
 //! ([`Failure::public`]), not libpq's, which may quote the string.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
@@ -33,8 +33,22 @@ use super::writer::query_keeps_going;
 use crate::pg::libpq::{Connection, Failure};
 use crate::pg::report::emit;
 
-/// How long connecting to one publisher, or one query there, may take.
-const PEER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long all publishers together may take, per call: the cluster watch
+/// gives the whole check 60 s, Citus nodes included, and a few publishers
+/// that do not answer (or a role on one holding a lock the status needs)
+/// must not take it all. Publishers are asked one after another (the libpq
+/// glue waits on one socket at a time), enabled subscriptions' first; those
+/// left when it is spent are reported "not checked: out of time".
+const TOTAL_BUDGET: Duration = Duration::from_secs(6);
+
+/// How long one publisher of an enabled subscription may take, connecting
+/// and its three queries together.
+const PEER_BUDGET: Duration = Duration::from_secs(3);
+
+/// The same for a disabled subscription's publisher (`connect = false`, or
+/// stopped by hand): often down or not yet there, asked after every enabled
+/// one, briefly.
+const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 
 /// Asked of each publisher first: the schema its snowflake_id lives in, if
 /// its snowflake_id_status is the extension's view (quoted; empty
@@ -64,8 +78,19 @@ const STATUS: &str = "SELECT CAST(pg_catalog.json_build_object(
                 OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
                 pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
                 OPERATOR(pg_catalog.||) '+00',
-      'problem', s.problem) AS pg_catalog.text)
+      'problem', s.problem,
+      'server', CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
+                     THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)
+                          OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                          pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.pg_postmaster_start_time()),
+                                             'YYYY-MM-DD HH24:MI:SS.US') END) AS pg_catalog.text)
  FROM {}.snowflake_id_status s";
+
+/// Set first in each publisher's session: a statement there (a status view
+/// whose lock another role holds, say) ends on the publisher's side too
+/// when this check stops waiting for it. `$1`: milliseconds.
+const SESSION_LIMITS: &str = "SELECT pg_catalog.set_config('statement_timeout', $1, false),
+        pg_catalog.set_config('lock_timeout', $1, false)";
 
 /// One subscription's publisher: `status` (the JSON of [`STATUS`]) when it
 /// answered, else `trouble`, the problem to report in its place.
@@ -80,6 +105,7 @@ pub struct Peer {
 struct Found {
     node: String,
     target: Result<String, String>,
+    enabled: bool,
 }
 
 const NOT_SUPERUSER_CALLER: &str = "not checked: only a superuser's call connects to a subscription's publisher \
@@ -95,20 +121,50 @@ pub fn peers() -> Vec<Peer> {
         found.extend(pglogical(client, caller_is_superuser));
         found
     });
+    let mut found = found;
+    // Enabled subscriptions first: a disabled one's dead publisher never
+    // takes their time. (The check sorts its rows by node.)
+    found.sort_by_key(|f| !f.enabled);
+    let end = Instant::now() + TOTAL_BUDGET;
     found
         .into_iter()
         .map(|f| match f.target {
             Err(why) => Peer { node: f.node, status: None, trouble: Some(why) },
-            Ok(conninfo) => match ask(&conninfo) {
-                Ok(status) => Peer { node: f.node, status: Some(status), trouble: None },
-                Err(why) => Peer { node: f.node, status: None, trouble: Some(why) },
-            },
+            Ok(conninfo) => {
+                let budget = if f.enabled { PEER_BUDGET } else { DISABLED_PEER_BUDGET };
+                let left = end.saturating_duration_since(Instant::now());
+                if left < Duration::from_millis(100) {
+                    let why = format!(
+                        "not checked: out of time (the check gives all publishers {} s in all)",
+                        TOTAL_BUDGET.as_secs()
+                    );
+                    return Peer { node: f.node, status: None, trouble: Some(why) };
+                }
+                match ask(&conninfo, Instant::now() + budget.min(left)) {
+                    Ok(status) => Peer { node: f.node, status: Some(status), trouble: None },
+                    Err(why) => Peer { node: f.node, status: None, trouble: Some(why) },
+                }
+            }
         })
         .collect()
 }
 
+/// A name in double quotes, as `quote_ident` would always quote it, with
+/// every control character escaped (`\n`, `\u{1b}`): a subscription's name
+/// is chosen by its owner (from 16, not always a superuser) and ends up in
+/// the cluster watch's WARNING lines, where a newline would forge a line.
 fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('"');
+    for c in name.chars() {
+        match c {
+            '"' => out.push_str("\"\""),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The native subscriptions of this database. `pg_subscription` is readable
@@ -118,7 +174,7 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
     let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
     let conninfo = if caller_is_superuser { "s.subconninfo" } else { "NULL::pg_catalog.text" };
     let sql = format!(
-        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper
+        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper, s.subenabled
            FROM pg_catalog.pg_subscription s
            JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) s.subowner
           WHERE s.subdbid OPERATOR(pg_catalog.=) '{db}'::pg_catalog.oid
@@ -132,6 +188,7 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
         let conninfo: Option<String> = row.get(2).ok().flatten();
         let owner: String = row.get(3).ok().flatten().unwrap_or_default();
         let owner_is_superuser: bool = row.get(4).ok().flatten().unwrap_or(false);
+        let enabled: bool = row.get(5).ok().flatten().unwrap_or(true);
         let node = format!("publisher of subscription {}", quoted(&name));
         let target = if !caller_is_superuser {
             Err(NOT_SUPERUSER_CALLER.to_string())
@@ -144,7 +201,7 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
         } else {
             conninfo.ok_or_else(|| "not checked: no connection string".to_string())
         };
-        Some(Found { node, target })
+        Some(Found { node, target, enabled })
     })
     .collect()
 }
@@ -178,10 +235,11 @@ fn pglogical(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Ve
         return vec![Found {
             node: "publishers of pglogical subscriptions".into(),
             target: Err(NOT_SUPERUSER_CALLER.into()),
+            enabled: true,
         }];
     }
     let sql = format!(
-        "SELECT s.sub_name::pg_catalog.text, i.if_dsn::pg_catalog.text
+        "SELECT s.sub_name::pg_catalog.text, i.if_dsn::pg_catalog.text, s.sub_enabled
            FROM {schema}.subscription s
            JOIN {schema}.node_interface i ON i.if_id OPERATOR(pg_catalog.=) s.sub_origin_if
           ORDER BY 1"
@@ -192,16 +250,19 @@ fn pglogical(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Ve
     rows.filter_map(|row| {
         let name: String = row.get(1).ok().flatten()?;
         let dsn: Option<String> = row.get(2).ok().flatten();
+        let enabled: bool = row.get(3).ok().flatten().unwrap_or(true);
         Some(Found {
             node: format!("publisher of pglogical subscription {}", quoted(&name)),
             target: dsn.ok_or_else(|| "not checked: no connection string".to_string()),
+            enabled,
         })
     })
     .collect()
 }
 
-/// The publisher's status JSON, or the problem to report instead.
-fn ask(conninfo: &str) -> Result<String, String> {
+/// The publisher's status JSON, or the problem to report instead, by
+/// `deadline` (connecting and every query together).
+fn ask(conninfo: &str, deadline: Instant) -> Result<String, String> {
     let no_answer = |f: Failure| match f {
         // libpq's words may quote the connection string: for the server log
         // (and a superuser caller, the only one who connects, with
@@ -221,10 +282,13 @@ fn ask(conninfo: &str) -> Result<String, String> {
         Failure::Unreachable(why) => format!("no answer: {why}"),
         Failure::Stopped => "no answer: stopped while waiting".to_string(),
     };
+    let left = || deadline.saturating_duration_since(Instant::now());
     let mut connection =
-        Connection::open(conninfo, "snowflake_id cluster check", PEER_TIMEOUT, query_keeps_going).map_err(no_answer)?;
+        Connection::open(conninfo, "snowflake_id cluster check", left(), query_keeps_going).map_err(no_answer)?;
+    let limit = Some(left().as_millis().max(1).to_string());
+    connection.query(SESSION_LIMITS, &[limit], left(), query_keeps_going).map_err(no_answer)?;
     let first = |rows: Vec<Vec<Option<String>>>| rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
-    let schema = connection.query(PROBE, &[], PEER_TIMEOUT, query_keeps_going).map(first).map_err(no_answer)?;
+    let schema = connection.query(PROBE, &[], left(), query_keeps_going).map(first).map_err(no_answer)?;
     let schema = schema.unwrap_or_default();
     if schema.is_empty() {
         return Err("snowflake_id is not created in the publisher's database, or its snowflake_id_status is not \
@@ -232,7 +296,7 @@ fn ask(conninfo: &str) -> Result<String, String> {
             .into());
     }
     connection
-        .query(&STATUS.replace("{}", &schema), &[], PEER_TIMEOUT, query_keeps_going)
+        .query(&STATUS.replace("{}", &schema), &[], left(), query_keeps_going)
         .map(first)
         .map_err(no_answer)?
         .ok_or_else(|| "no answer: the publisher's snowflake_id_status has no row".into())

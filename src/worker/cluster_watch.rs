@@ -127,17 +127,19 @@ fn check_every_database(warned: &mut HashMap<String, Instant>) {
         }
     };
     for db in databases {
+        let shown = escaped(&db);
         match problems_in(&db) {
             Ok(rows) => {
                 for (node, problem) in rows {
                     let message =
-                        format!("snowflake_id: node {node} of the Citus cluster of database \"{db}\": {problem}");
+                        format!("snowflake_id: node {node} of the Citus cluster of database \"{shown}\": {problem}");
                     say(message.clone(), message, PROBLEM_DETAIL, PROBLEM_HINT);
                 }
             }
             Err(None) => return, // asked to stop
             Err(Some(why)) => {
-                let message = format!("snowflake_id: the Citus cluster check failed in database \"{db}\": {why}");
+                let why = escaped(&why);
+                let message = format!("snowflake_id: the Citus cluster check failed in database \"{shown}\": {why}");
                 say(message.clone(), message, TROUBLE_DETAIL, TROUBLE_HINT);
             }
         }
@@ -208,25 +210,46 @@ fn databases() -> Result<Vec<String>, String> {
 /// when `db` has Citus and snowflake_id and this server is its coordinator.
 fn problems_in(db: &str) -> Result<Vec<(String, String)>, Option<String>> {
     let mut connection = connect(db)?;
-    let schema = query(
+    // What to read: the extension's view snowflake_cluster_problems (0.6.0
+    // on), bound to the check function when it was created; an overload of
+    // snowflake_cluster_check() with a defaulted argument, which a role that
+    // may create in the extension's schema can add, makes a call by name
+    // ambiguous. The view is taken only when it is the extension's own;
+    // 0.5.0's SQL (the library updated, not yet the extension) has none.
+    let source = query(
         &mut connection,
-        "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) CASE WHEN EXISTS (
+                   SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_depend d
+                       ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid
+                      AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.refobjid = e.oid
+                      AND d.deptype = 'e'
+                    WHERE c.relnamespace = n.oid AND c.relname = 'snowflake_cluster_problems' AND c.relkind = 'v')
+               THEN '.snowflake_cluster_problems' ELSE '.snowflake_cluster_check()' END
+           FROM pg_catalog.pg_extension e
            JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
           WHERE e.extname = 'snowflake_id' AND EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus')",
     )?;
-    let Some(schema) = schema.into_iter().next().and_then(|r| r.into_iter().next().flatten()) else {
+    let Some(source) = source.into_iter().next().and_then(|r| r.into_iter().next().flatten()) else {
         return Ok(vec![]);
     };
     let group = query(&mut connection, "SELECT groupid FROM pg_catalog.pg_dist_local_group")?;
     if group.first().and_then(|r| r.first().cloned().flatten()).as_deref() != Some("0") {
         return Ok(vec![]); // a worker: the coordinator checks
     }
-    let rows = query(&mut connection, &format!("SELECT node, problem FROM {schema}.snowflake_cluster_check()"))?;
+    let rows = query(&mut connection, &format!("SELECT c.node, c.problem FROM {source} c"))?;
     Ok(rows
         .into_iter()
         .map(|r| {
             let mut fields = r.into_iter().map(Option::unwrap_or_default);
-            (fields.next().unwrap_or_default(), fields.next().unwrap_or_default())
+            (escaped(&fields.next().unwrap_or_default()), escaped(&fields.next().unwrap_or_default()))
         })
         .collect())
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`), for a log
+/// line: a node's name holds a subscription's name, chosen by its owner
+/// (from 16, not always a superuser), and a problem may quote a publisher's
+/// error message; a newline in either would forge a line of the log.
+fn escaped(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
