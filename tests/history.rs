@@ -189,14 +189,19 @@ fn a_random_order_import_on_a_level_map_that_filled_once_makes_few_durable_write
     let fresh = import();
     assert!(fresh.0 < 100 && fresh.1 == 0, "fresh map: (WAL flushes, rows late) {fresh:?}");
     // 200 pooled sessions of 40 rows scattered over the same 600 days.
+    let intervals = || {
+        let file = std::fs::read_to_string(cluster.data().join("snowflake_id.history")).unwrap();
+        file.lines().filter(|l| l.starts_with("interval=")).count()
+    };
+    let mut most = 0;
     for s in 0..200i64 {
         let scattered: Vec<i64> = (0..40)
             .map(|g| base + ((s * 40 + g).wrapping_mul(7_046_029_254_386_353_131)).rem_euclid(600 * day))
             .collect();
         draw_at(&mut cluster.connect(), &scattered);
+        most = most.max(intervals());
     }
-    let file = std::fs::read_to_string(cluster.data().join("snowflake_id.history")).unwrap();
-    assert_eq!(file.lines().filter(|l| l.starts_with("interval=")).count(), 2048, "the map filled");
+    assert_eq!(most, 2048, "the level map filled");
     let aged = import();
     assert!(aged.0 < 2_000 && aged.1 == 0, "map that filled once: (WAL flushes, rows late) {aged:?}");
     println!("200,000 rows in random order: {fresh:?} on a fresh map, {aged:?} on one that filled once");
