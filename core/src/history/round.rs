@@ -492,7 +492,7 @@ mod tests {
     /// rows each fill it. A random-order import on it makes no more durable
     /// writes than claims at one level (the rule before pieces) made, and
     /// no row late. Cutting the row's span to the one piece the full map
-    /// had room for made 3,647 writes where claims at one level made 1,010.
+    /// had room for made 3,662 writes where claims at one level made 1,010.
     #[test]
     fn a_random_import_on_a_map_that_filled_once_makes_few_durable_writes() {
         let (slots, limit) = (256, 1i64 << 40);
