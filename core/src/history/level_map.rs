@@ -162,7 +162,14 @@ impl LevelMap {
         fill: Fill,
         max_pieces: usize,
     ) -> Vec<Grant> {
-        if from >= to || width <= 0 || max_pieces == 0 {
+        let pieces = self.pieces(from, to, width, slots, fill);
+        self.take_pieces(pieces, fill, max_pieces)
+    }
+
+    /// The pieces [`LevelMap::claim_pieces`] would grant over `[from, to)`
+    /// with no most, without granting them.
+    pub fn pieces(&self, from: i64, to: i64, width: i64, slots: i64, fill: Fill) -> Vec<Grant> {
+        if from >= to || width <= 0 {
             return vec![];
         }
         // The runs of one level over [from, to), the row's millisecond a run of its own.
@@ -204,6 +211,17 @@ impl LevelMap {
                 Some(p) if p.to == a && p.base == level && p.width == granted => p.to = b,
                 _ => pieces.push(Grant { from: a, to: b, base: level, width: granted }),
             }
+        }
+        pieces
+    }
+
+    /// Grants `pieces` of [`LevelMap::pieces`] (made with `fill`, on this
+    /// map as it is), at most `max_pieces` of them: past that the span is
+    /// cut short (around the row's millisecond for [`Fill::Only`], else at
+    /// its end). Returns the pieces granted.
+    pub fn take_pieces(&mut self, mut pieces: Vec<Grant>, fill: Fill, max_pieces: usize) -> Vec<Grant> {
+        if max_pieces == 0 {
+            return vec![];
         }
         if pieces.len() > max_pieces {
             let first = match fill {

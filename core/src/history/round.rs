@@ -351,7 +351,7 @@ fn mix(mut z: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::ahead::{answer, merged};
+    use super::ahead::{answer, merged, MAX_PIECES};
     use super::*;
     use crate::history::LevelMap;
     use proptest::prelude::*;
@@ -487,6 +487,55 @@ mod tests {
         assert!(round.writes() <= 30, "{} durable writes for {} spans", round.writes(), round.grants.len());
     }
 
+    /// A level map that once reached its 2,048 intervals stays there (a
+    /// merge stops at 2,048): short pooled sessions scattering a few dozen
+    /// rows each fill it. A random-order import on it makes no more durable
+    /// writes than claims at one level (the rule before pieces) made, and
+    /// no row late. Cutting the row's span to the one piece the full map
+    /// had room for made 3,662 writes where claims at one level made 1,010.
+    #[test]
+    fn a_random_import_on_a_map_that_filled_once_makes_few_durable_writes() {
+        let (slots, limit) = (256, 1i64 << 40);
+        let (mut map, mut most) = (LevelMap::new(), 0);
+        for s in 0..150i64 {
+            let mut pooled = Round::new();
+            for g in 1..=40i64 {
+                let tick = ((s * 40 + g).wrapping_mul(7_046_029_254_386_353_131)).rem_euclid(51_840_000_000);
+                draw(&mut pooled, &mut map, tick, limit, slots).unwrap();
+                most = most.max(map.intervals().len());
+            }
+        }
+        assert_eq!(most, MAX_INTERVALS, "the pooled sessions fill the map");
+        let aged = map.intervals().len();
+        let rows = |g: i64| (g * 2_654_435_761) % 51_840_000_000;
+        // The rule before pieces: every claim at one level, nothing carried.
+        let (mut one_level, mut before) = (map.clone(), Round::new());
+        for g in 1..=200_000i64 {
+            let tick = rows(g);
+            while let Next::Claim { from, to, at, width, .. } = before.next(tick, limit, 1).unwrap() {
+                let Some((a, b)) = one_level.room_around(at, from, to, slots) else {
+                    before.full_until(at, one_level.first_not_full(at, slots).unwrap_or(limit));
+                    continue;
+                };
+                let (base, width) = one_level.claim(a, b, width, slots).unwrap();
+                before.granted(Grant { from: a, to: b, base, width });
+                one_level.coarsen(MAX_INTERVALS);
+            }
+        }
+        let mut import = Round::new();
+        for g in 1..=200_000i64 {
+            let tick = rows(g);
+            assert_eq!(draw(&mut import, &mut map, tick, limit, slots).unwrap().0, tick, "row {g} late");
+        }
+        println!("{aged} intervals: {} durable writes, {} at one level", import.writes(), before.writes());
+        assert!(
+            import.writes() <= before.writes(),
+            "{} durable writes on a map that filled once, {} claims at one level",
+            import.writes(),
+            before.writes()
+        );
+    }
+
     /// helper-12's reproduction of the backed-out write-ahead: a busy
     /// instant (255 of 256 slots used by an earlier session) inside the
     /// span of a sparse import in random order over 600 days. A claim over
@@ -599,7 +648,8 @@ mod tests {
         /// milliseconds and nearly full ones among them), rows in random
         /// order, new statements and new sessions: a claim's pieces and the
         /// pieces it carries raise no millisecond by more than one per round
-        /// (dense claims, for rows past what a millisecond held, aside), make
+        /// (dense claims, for rows past what a millisecond held, aside, and
+        /// claims at one level, made only on a map short of room), make
         /// no millisecond full but the row's own (or a dense claim's), leave
         /// the map within half its size when they carry anything (and
         /// within its size, or two intervals past, when they do not); rounds
@@ -652,7 +702,9 @@ mod tests {
                                 if a >= slots && b < slots {
                                     prop_assert!(in_dense || t == at, "ms {} made full ({} -> {}) by a claim for {}", t, b, a, at);
                                 }
-                                if a > b && !in_dense {
+                                // A claim at one level (a map short of room) raises its span to its highest level.
+                                let at_one_level = answer.at_one_level && from <= t && t < to;
+                                if a > b && !in_dense && !at_one_level {
                                     let n = raised[r].entry(t).or_insert(0);
                                     *n += a - b;
                                     prop_assert!(*n <= 1, "ms {} raised by {} in one round", t, n);
@@ -661,6 +713,7 @@ mod tests {
                             match answer.own {
                                 Ok(own) => {
                                     prop_assert!(own.iter().any(|g| g.from <= at && at < g.to));
+                                    prop_assert!(!answer.at_one_level || (own.len() == 1 && intervals + 2 * MAX_PIECES > max_intervals));
                                     round.granted_pieces(&own, dense);
                                     answer.carried.into_iter().for_each(|g| round.granted_ahead(g));
                                 }
