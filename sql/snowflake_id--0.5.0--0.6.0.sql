@@ -154,19 +154,18 @@ DECLARE
                                 pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
                                 OPERATOR(pg_catalog.||) '+00',
                       'problem', s.problem,
-                      -- Which server answered: its system identifier and
-                      -- start, so that two answers of one server (one
-                      -- publisher behind two subscriptions, a database of
-                      -- this very server) count once, and a physical clone
-                      -- turned subscriber (same identifier, its own start)
-                      -- counts apart. NULL where the role may not read it.
-                      'server', CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()',
-                                                                            'EXECUTE')
-                                     THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)
-                                          OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
-                                          pg_catalog.to_char(pg_catalog.timezone('UTC',
-                                                                 pg_catalog.pg_postmaster_start_time()),
-                                                             'YYYY-MM-DD HH24:MI:SS.US') END) AS pg_catalog.text)
+                      -- Which server answered: its postmaster's start, to
+                      -- the microsecond, and port, so that two answers of
+                      -- one server (one publisher behind two subscriptions,
+                      -- a database of this very server) count once, and a
+                      -- physical clone turned subscriber (its own start)
+                      -- counts apart. Both are every role's to read (not
+                      -- pg_control_system(), whose EXECUTE a DBA may revoke:
+                      -- the whole status would fail, not the field).
+                      'server', pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.pg_postmaster_start_time()),
+                                                   'YYYY-MM-DD HH24:MI:SS.US')
+                                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
+                                pg_catalog.current_setting('port')) AS pg_catalog.text)
              FROM %s.snowflake_id_status s$q$;
     -- Asked of each node first: the schema its snowflake_id lives in, if
     -- its snowflake_id_status there is the extension's view (quoted; empty

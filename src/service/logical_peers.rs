@@ -79,11 +79,10 @@ const STATUS: &str = "SELECT CAST(pg_catalog.json_build_object(
                 pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
                 OPERATOR(pg_catalog.||) '+00',
       'problem', s.problem,
-      'server', CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
-                     THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)
-                          OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
-                          pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.pg_postmaster_start_time()),
-                                             'YYYY-MM-DD HH24:MI:SS.US') END) AS pg_catalog.text)
+      'server', pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.pg_postmaster_start_time()),
+                                   'YYYY-MM-DD HH24:MI:SS.US')
+                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) pg_catalog.current_setting('port'))
+      AS pg_catalog.text)
  FROM {}.snowflake_id_status s";
 
 /// Set first in each publisher's session: a statement there (a status view
@@ -123,8 +122,20 @@ pub fn peers() -> Vec<Peer> {
     });
     let mut found = found;
     // Enabled subscriptions first: a disabled one's dead publisher never
-    // takes their time. (The check sorts its rows by node.)
-    found.sort_by_key(|f| !f.enabled);
+    // takes their time. Within each, a different one first at each call
+    // (the second of the clock): two dead publishers asked first every time
+    // would spend the budget at every round, and the others would never be
+    // checked (helper-22's review). The check sorts its rows by node.
+    found.sort_by(|a, b| (!a.enabled, &a.node).cmp(&(!b.enabled, &b.node)));
+    let enabled = found.iter().filter(|f| f.enabled).count();
+    let turn = usize::try_from(crate::pg::clock::now_unix_ms() / 1000).unwrap_or(0);
+    if enabled > 1 {
+        found[..enabled].rotate_left(turn % enabled);
+    }
+    let disabled = found.len() - enabled;
+    if disabled > 1 {
+        found[enabled..].rotate_left(turn % disabled);
+    }
     let end = Instant::now() + TOTAL_BUDGET;
     found
         .into_iter()
