@@ -929,3 +929,45 @@ fn a_subscription_name_with_a_newline_is_shown_escaped() {
         .collect();
     assert_eq!(nodes, vec!["publisher of subscription \"x\\nWARNING:  forged\"".to_string()]);
 }
+
+/// Review rev33b: the server identity added to each status answer must be
+/// NULL where the role may not execute pg_control_system() (a hardened
+/// server revokes it from PUBLIC), as its comment says, not fail the whole
+/// status query. A CASE does not keep an uncalled scalar subquery from being
+/// initialized, and its function's EXECUTE is checked then: the publisher
+/// answered "permission denied" and was never compared (a real shared worker
+/// id went unnamed), and a non-superuser's own call of the check failed.
+#[test]
+fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
+    let publisher = node(&["snowflake_id.worker_id = 9"]);
+    create_table(&publisher, TABLE);
+    publisher.sql(
+        "CREATE PUBLICATION p FOR TABLE t; CREATE ROLE rep LOGIN REPLICATION; GRANT SELECT ON t TO rep;
+         REVOKE EXECUTE ON FUNCTION pg_catalog.pg_control_system() FROM PUBLIC",
+    );
+    let subscriber = node(&["snowflake_id.worker_id = 9"]);
+    create_table(&subscriber, TABLE);
+    subscriber.sql(&format!(
+        "CREATE SUBSCRIPTION s1 CONNECTION 'host={} port={} dbname=postgres user=rep' PUBLICATION p \
+         WITH (connect = false)",
+        publisher.socket_dir().display(),
+        publisher.port
+    ));
+    let rows: Vec<(String, String)> = subscriber
+        .connect()
+        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert!(
+        rows.iter().any(|(n, p)| n.contains("\"s1\"") && p.contains("worker id 9 shared")),
+        "the publisher on worker id 9 was not compared: {rows:?}"
+    );
+    // An ordinary role's call on a server where it may not run it either.
+    subscriber.sql("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_control_system() FROM PUBLIC; CREATE ROLE app LOGIN");
+    let mut app = subscriber.connect();
+    app.batch_execute("SET ROLE app").unwrap();
+    app.query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check() as an ordinary role: {}", describe(&e)));
+}
