@@ -346,3 +346,28 @@ fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_c
         assert!(guard.contains(&format!("'{name}'")), "{name} is missing from the names sql/types.sql checks");
     }
 }
+
+/// Review rev33b: the 0.5.0 -> 0.6.0 update creates two views; section 0
+/// names what another role put under either name (without it the update
+/// stopped at PostgreSQL's bare "already exists"). Each name in turn.
+#[test]
+fn update_from_0_5_0_names_a_planted_object_under_either_new_view_name() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 6"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.5.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;",
+    )
+    .unwrap();
+    for (kind, name) in [("VIEW", "snowflake_cluster_problems"), ("TABLE", "snowflake_logical_peer_answers")] {
+        let plant = if kind == "VIEW" { "AS SELECT 1 AS x" } else { "(x int)" };
+        c.batch_execute(&format!("SET ROLE app; CREATE {kind} public.{name} {plant}; RESET ROLE;")).unwrap();
+        let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+        assert_eq!(e.code, "42710", "{e:?}");
+        assert!(e.message.contains(&format!("public.{name}, owned by role app")), "{e:?}");
+        c.batch_execute(&format!("DROP {kind} public.{name}")).unwrap();
+    }
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
