@@ -930,13 +930,13 @@ fn a_subscription_name_with_a_newline_is_shown_escaped() {
     assert_eq!(nodes, vec!["publisher of subscription \"x\\nWARNING:  forged\"".to_string()]);
 }
 
-/// Review rev33b: the server identity added to each status answer must be
-/// NULL where the role may not execute pg_control_system() (a hardened
-/// server revokes it from PUBLIC), as its comment says, not fail the whole
-/// status query. A CASE does not keep an uncalled scalar subquery from being
-/// initialized, and its function's EXECUTE is checked then: the publisher
-/// answered "permission denied" and was never compared (a real shared worker
-/// id went unnamed), and a non-superuser's own call of the check failed.
+/// A server that revokes EXECUTE on `pg_control_system()` from PUBLIC (a
+/// hardened one) is still compared, and an ordinary role's own check still
+/// answers there: the server identity in each answer once read it under a
+/// CASE, which does not stop the function's EXECUTE being checked when the
+/// query starts; the publisher answered "permission denied" and a real
+/// shared worker id went unnamed (helper-22's review). The identity is now
+/// the postmaster's start and port, every role's to read.
 #[test]
 fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
     let publisher = node(&["snowflake_id.worker_id = 9"]);
