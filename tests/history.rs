@@ -139,6 +139,16 @@ fn crash_and_failover_repeat_nothing(
     assert_no_duplicates(&ledger)
 }
 
+/// How many times the server has flushed WAL to disk: `pg_stat_wal.wal_sync`
+/// up to 17, `pg_stat_io`'s fsyncs of WAL from 18 (which moved it there).
+fn wal_flushes(cluster: &Cluster) -> i64 {
+    if cluster.query_i64("SELECT current_setting('server_version_num')::bigint") >= 180_000 {
+        cluster.query_i64("SELECT coalesce(sum(fsyncs), 0)::bigint FROM pg_catalog.pg_stat_io WHERE object = 'wal'")
+    } else {
+        cluster.query_i64("SELECT wal_sync FROM pg_catalog.pg_stat_wal")
+    }
+}
+
 /// An import in random order (3,000 rows scattered over 600 days) claims
 /// the time between its rows ahead, many pieces in one durable write (one
 /// history file write, a WAL record each, one flush): every piece carried
@@ -153,10 +163,7 @@ fn a_random_order_import_stays_unique_across_kill_9_and_a_failover() {
     // 3,000 rows scattered over 600 days, in an order unrelated to time.
     let base = DEFAULT_EPOCH_MS + 10 * 86_400_000;
     let instants: Vec<i64> = (1..=3_000i64).map(|g| base + (g * 2_654_435_761) % (600 * 86_400_000)).collect();
-    let wal = |c: &Cluster| {
-        let row = c.connect().query_one("SELECT wal_sync, wal_records FROM pg_stat_wal", &[]).unwrap();
-        (row.get::<_, i64>(0), row.get::<_, i64>(1))
-    };
+    let wal = |c: &Cluster| (wal_flushes(c), c.query_i64("SELECT wal_records FROM pg_catalog.pg_stat_wal"));
     let before = wal(&primary);
     let ledger = vec![draw_at(&mut primary.connect(), &instants)];
     thread::sleep(Duration::from_millis(500)); // a backend's statistics are in once it has exited
@@ -178,7 +185,7 @@ fn a_random_order_import_on_a_level_map_that_filled_once_makes_few_durable_write
     let day = 86_400_000;
     let base = DEFAULT_EPOCH_MS + 10 * day;
     let rows: Vec<i64> = (1..=200_000i64).map(|g| base + (g * 2_654_435_761) % (600 * day)).collect();
-    let syncs = || cluster.query_i64("SELECT wal_sync FROM pg_catalog.pg_stat_wal");
+    let syncs = || wal_flushes(&cluster);
     let import = || {
         let before = syncs();
         let ids = draw_at(&mut cluster.connect(), &rows);
