@@ -135,7 +135,7 @@ unsafe impl SqlTranslatable for TextArg<'_> {
 
 /// An encoded ID returned as `text` straight from the core's fixed-width
 /// ASCII symbols: one palloc of the varlena, no Rust `String` on the way
-/// (its heap allocation, UTF-8 pushes and free were a fifth of the cost per
+/// (its heap allocation, UTF-8 pushes and free were about a third of the cost per
 /// ID; docs/benchmarks.md section 11). The symbols are ASCII, valid in every
 /// server encoding.
 pub struct Symbols<const N: usize>([u8; N]);
