@@ -116,6 +116,30 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// `try_issue` from `st` is `next`'s issue (same counter, same state
+    /// after), or nothing at all (the state untouched): its answer, and the
+    /// state after it.
+    pub(super) fn try_issue_is_next_or_nothing(
+        st: GeneratorState,
+        layout: &Layout,
+        now: i64,
+        policy: Policy,
+    ) -> Result<(Option<i64>, GeneratorState), TestCaseError> {
+        let (mut fast, mut single) = (st, st);
+        let got = fast.try_issue(layout, now, policy);
+        match single.next(layout, now, policy, None) {
+            Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => {
+                prop_assert_eq!(got, Some(counter));
+                prop_assert_eq!(fast, single);
+            }
+            _ => {
+                prop_assert_eq!(got, None);
+                prop_assert_eq!(fast, st);
+            }
+        }
+        Ok((got, fast))
+    }
+
     /// The reference a run must equal: `next` once, then `next` at the same
     /// reading as long as it issues the previous counter plus one and
     /// nothing else happens (a call that does anything else is undone).
@@ -252,18 +276,7 @@ mod tests {
                     }
                     Op::Run { want, answer } => {
                         // The single-ID shortcut: `next`'s issue, or nothing at all.
-                        let (mut fast, mut single) = (st, st);
-                        let got = fast.try_issue(&layout, clock, policy);
-                        match single.next(&layout, clock, policy, None) {
-                            Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => {
-                                prop_assert_eq!(got, Some(counter));
-                                prop_assert_eq!(fast, single);
-                            }
-                            _ => {
-                                prop_assert_eq!(got, None);
-                                prop_assert_eq!(fast, st);
-                            }
-                        }
+                        try_issue_is_next_or_nothing(st, &layout, clock, policy)?;
                         let mut confirm = None;
                         loop {
                             let mut single = st;
@@ -310,7 +323,8 @@ mod try_issue_from_any_state {
     //! `try_issue` over arbitrary states, not only those a sequence of
     //! operations reaches, near the layout's end too, checked against `next`
     //! and against each rule directly (helper-19's review of issue 35).
-    use super::super::{Counters, Decision, GeneratorState, Policy, Step};
+    use super::super::{Counters, GeneratorState, Policy};
+    use super::tests::try_issue_is_next_or_nothing;
     use crate::{history, Layout};
     use proptest::prelude::*;
 
@@ -345,18 +359,7 @@ mod try_issue_from_any_state {
             };
             let now = last_tick + d[6] / 8 + d[7] % 2;
             let policy = Policy { max_drift_ms, mark_reach_ms };
-            let (mut fast, mut single) = (st, st);
-            let got = fast.try_issue(&layout, now, policy);
-            match single.next(&layout, now, policy, None) {
-                Ok(Decision { step: Step::Issued { counter }, stepped_back_ms: 0 }) => {
-                    prop_assert_eq!(got, Some(counter));
-                    prop_assert_eq!(fast, single);
-                }
-                _ => {
-                    prop_assert_eq!(got, None);
-                    prop_assert_eq!(fast, st);
-                }
-            }
+            let (got, fast) = try_issue_is_next_or_nothing(st, &layout, now, policy)?;
             if let Some(c) = got {
                 let tick = c >> s;
                 prop_assert!(c > st.last, "above the last issued");
