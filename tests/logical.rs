@@ -64,6 +64,16 @@ fn conninfo(node: &Cluster) -> String {
     format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
 }
 
+/// `snowflake_cluster_check()`'s rows on `node`, as (node, problem).
+fn cluster_problems(node: &Cluster) -> Vec<(String, String)> {
+    node.connect()
+        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
 /// A preloaded logical node with `conf`, started, the extension created.
 fn node(conf: &[&str]) -> Cluster {
     let mut lines = LOGICAL.to_vec();
@@ -375,13 +385,7 @@ fn a_pglogical_blue_green_successor_with_its_clock_behind_issues_above_every_rec
     let _clock = green.start_with_fake_clock("-5s");
     pglogical_prepare(&green, "green");
     pglogical_subscribe(&green, &blue, "green_from_blue");
-    let problems: Vec<String> = green
-        .connect()
-        .query("SELECT problem FROM snowflake_cluster_check()", &[])
-        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let problems: Vec<String> = cluster_problems(&green).into_iter().map(|(_, p)| p).collect();
     let named = "worker id 7 shared by publisher of pglogical subscription \"green_from_blue\", this node";
     assert!(problems.len() == 2 && problems.iter().all(|p| p == named), "{problems:#?}");
     let received = blue_writes_green_receives(&blue, &green);
@@ -855,13 +859,7 @@ fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_n
         subscriber.socket_dir().display(),
         subscriber.port
     ));
-    let rows: Vec<(String, String)> = subscriber
-        .connect()
-        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
-        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let rows = cluster_problems(&subscriber);
     assert_eq!(rows, Vec::<(String, String)>::new(), "false alarms");
 }
 
@@ -892,13 +890,7 @@ fn publishers_that_never_answer_cost_the_check_one_short_budget_in_all() {
         ));
     }
     let t0 = Instant::now();
-    let rows: Vec<(String, String)> = subscriber
-        .connect()
-        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
-        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let rows = cluster_problems(&subscriber);
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(25), "the check took {took:?}: {rows:?}");
     assert_eq!(rows.len(), 8, "{rows:?}");
@@ -920,13 +912,7 @@ fn a_subscription_name_with_a_newline_is_shown_escaped() {
         "CREATE SUBSCRIPTION \"x\nWARNING:  forged\" CONNECTION 'host=127.0.0.1 port=1 dbname=postgres' \
          PUBLICATION p WITH (connect = false)",
     );
-    let nodes: Vec<String> = subscriber
-        .connect()
-        .query("SELECT node FROM snowflake_cluster_check()", &[])
-        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let nodes: Vec<String> = cluster_problems(&subscriber).into_iter().map(|(n, _)| n).collect();
     assert_eq!(nodes, vec!["publisher of subscription \"x\\nWARNING:  forged\"".to_string()]);
 }
 
@@ -953,13 +939,7 @@ fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
         publisher.socket_dir().display(),
         publisher.port
     ));
-    let rows: Vec<(String, String)> = subscriber
-        .connect()
-        .query("SELECT node, problem FROM snowflake_cluster_check()", &[])
-        .unwrap_or_else(|e| panic!("snowflake_cluster_check(): {}", describe(&e)))
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let rows = cluster_problems(&subscriber);
     assert!(
         rows.iter().any(|(n, p)| n.contains("\"s1\"") && p.contains("worker id 9 shared")),
         "the publisher on worker id 9 was not compared: {rows:?}"
