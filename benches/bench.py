@@ -30,6 +30,20 @@ REPS = int(os.environ.get("BENCH_REPS", 3 if QUICK else 5))
 PORT = int(os.environ.get("BENCH_PORT", "54400"))
 CEILING_PER_MS = 4096  # 2^12 with the default layout
 
+def write_section(begin, end, section):
+    """Puts `section` (which starts with `begin` and ends with `end`) in
+    docs/benchmarks.md in place of the text between those markers, or at
+    the end when they are not there yet: each benchmark rewrites its own
+    section and leaves the others, and the prose around them, as they are."""
+    path = DOCS / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + section + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(new)
+
+
 GENERATORS = {  # name -> SQL expression
     "loop (floor)": "g",
     "nextval('seq')": "nextval('seq')",
@@ -406,13 +420,7 @@ def majors_main(majors):
         *rows,
         MAJORS_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if MAJORS_BEGIN in old and MAJORS_END in old:
-        new = old[: old.index(MAJORS_BEGIN)] + section + old[old.index(MAJORS_END) + len(MAJORS_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(MAJORS_BEGIN, MAJORS_END, section)
     print("\n".join(rows))
     print(f"load average before: {load(load_before)}, after: {load(load_after)}")
 
@@ -589,13 +597,7 @@ def past_instants_main(bin_dir, n=PAST_ROWS):
         f"Above the scan, `snowflake_nextval()` costs {live_above:.0f} ns per ID and `nextval` {seq_above:.0f}.",
         PAST_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if PAST_BEGIN in old and PAST_END in old:
-        new = old[: old.index(PAST_BEGIN)] + section + old[old.index(PAST_END) + len(PAST_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(PAST_BEGIN, PAST_END, section)
     print("\n".join(rows + [""] + write_rows + [""] + insert_rows))
     print("\n".join(section.splitlines()[-3:-1]))
 
@@ -665,13 +667,7 @@ def text_forms_main(bin_dir, n=TEXT_ROWS):
         f"{'met' if worst <= 50 else 'MISSED'}.",
         TEXT_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if TEXT_BEGIN in old and TEXT_END in old:
-        new = old[: old.index(TEXT_BEGIN)] + section + old[old.index(TEXT_END) + len(TEXT_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(TEXT_BEGIN, TEXT_END, section)
     print("\n".join(rows))
     print(section.splitlines()[-2])
 
@@ -809,13 +805,7 @@ def rekey_main(bin_dir, rows=1_000_000):
         *breakdown,
         REKEY_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if REKEY_BEGIN in old and REKEY_END in old:
-        new = old[: old.index(REKEY_BEGIN)] + section + old[old.index(REKEY_END) + len(REKEY_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(REKEY_BEGIN, REKEY_END, section)
     print(f"re-key: {c / 1000:.2f} s, plain: {p / 1000:.2f} s, ratio {ratio:.2f}")
     print("\n".join(breakdown))
 
@@ -893,13 +883,7 @@ def blocks_main(bin_dir, n=1_000_000):
         f"{array / single:.2f}× as an array → {verdict}. The single calls cost {single - floor:.0f} ns per ID above their loop.",
         BLOCKS_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BLOCKS_BEGIN in old and BLOCKS_END in old:
-        new = old[: old.index(BLOCKS_BEGIN)] + section + old[old.index(BLOCKS_END) + len(BLOCKS_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(BLOCKS_BEGIN, BLOCKS_END, section)
     print(section)
 
 
@@ -981,13 +965,7 @@ def uuidv7_main(bin_dir, n=2_000_000, rows=1_000_000):
         f"{load(load_before)} before, {load(os.getloadavg())} after.",
         UUIDV7_END,
     ])
-    path = DOCS / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if UUIDV7_BEGIN in old and UUIDV7_END in old:
-        new = old[: old.index(UUIDV7_BEGIN)] + section + old[old.index(UUIDV7_END) + len(UUIDV7_END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(new)
+    write_section(UUIDV7_BEGIN, UUIDV7_END, section)
     print(section)
 
 
