@@ -10,9 +10,18 @@
 -- constraints, index expressions and triggers as the caller, so another
 -- role's table in the chain would run that role's code with the caller's
 -- rights (PostgreSQL's own ON UPDATE CASCADE runs as the table's owner).
--- Every call of the extension's own functions names @extschema@ and exact
+-- Every call of the extension's own functions names its schema and exact
 -- argument types: @extschema@ is often public, where an overload planted
--- with a closer match (snowflake_timestamp(integer) for a bare 0) would win.
+-- with a closer match (snowflake_timestamp(integer) for a bare 0) would
+-- win. And since a PL/pgSQL body and the statements it runs look their
+-- calls up by name at run time, where one more overload with a defaulted
+-- argument makes a call "not unique", they call the extension's functions
+-- through snowflake_id_internal (sql/internal.sql: no other role creates
+-- there, and its bodies are bound when created) or read the status view
+-- (bound to its function). The one call left by name is the column's new
+-- DEFAULT, which must be the extension's own snowflake_nextval(): an
+-- overload of it planted in @extschema@ makes that statement fail, as it
+-- makes every role's own unqualified calls fail (docs/security.md).
 CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE plpgsql
@@ -201,7 +210,7 @@ BEGIN
         END IF;
         -- Times no past-instant ID can have, counted, before anything runs.
         EXECUTE format('SELECT count(*) FROM %s WHERE %I::timestamptz >= clock_timestamp() - interval ''1 ms'' '
-                       'OR %I::timestamptz < (SELECT @extschema@.snowflake_timestamp(0::bigint))', tbl, rekey_by, rekey_by)
+                       'OR %I::timestamptz < (SELECT snowflake_id_internal.snowflake_timestamp(0::bigint))', tbl, rekey_by, rekey_by)
            INTO nulls;
         IF nulls > 0 THEN
             RAISE EXCEPTION '% rows of % have a time in column "%" that is not in the past or is before the epoch',
@@ -218,9 +227,9 @@ BEGIN
     IF rekey_by IS NOT NULL THEN
         max_value := NULL;
     END IF;
-    next_id := @extschema@.snowflake_from_timestamp(clock_timestamp());
+    next_id := snowflake_id_internal.snowflake_from_timestamp(clock_timestamp());
     BEGIN
-        next_id := greatest(next_id, (SELECT last_id + 1 FROM @extschema@.snowflake_id_status()));
+        next_id := greatest(next_id, (SELECT s.last_id + 1 FROM @extschema@.snowflake_id_status s));
     EXCEPTION WHEN OTHERS THEN
         NULL;  -- no generator here (not preloaded): the clock's bound stands
     END;
@@ -295,9 +304,9 @@ BEGIN
             stmts := stmts || format('DROP TABLE %s', map);
         END IF;
         stmts := stmts || format(
-            'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, %s.snowflake_nextval_at(at) AS new '
+            'CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT old, snowflake_id_internal.snowflake_nextval_at(at) AS new '
             'FROM (SELECT %I AS old, %I::timestamptz AS at FROM %s ORDER BY %I, %I OFFSET 0) s',
-            map, '@extschema@', col, rekey_by, tbl, rekey_by, col);
+            map, col, rekey_by, tbl, rekey_by, col);
         stmts := stmts || format('ALTER TABLE %s ADD PRIMARY KEY (old)', map);
         stmts := stmts || format('ANALYZE %s', map);
         FOR widen IN

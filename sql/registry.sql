@@ -81,6 +81,11 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_leases', '');
 
 -- Whether a lease may be granted to another node: released, or not renewed
 -- for its horizon plus the namespace's margin by the registry's clock.
+-- Read by the snowflake_registry view (bound to it when the view is
+-- created); snowflake_registry_acquire writes the same test out itself,
+-- since a PL/pgSQL body would look this function up by name at every new
+-- session, and an overload with one more defaulted argument, planted by a
+-- role that may create in @extschema@, would make that call "not unique".
 -- Its body is parsed at CREATE with @extschema@ (often public) on the path,
 -- where an overload planted with a closer match than the built-in
 -- (bigint / numeric, make_interval(numeric)) would be bound in for good:
@@ -133,6 +138,8 @@ DECLARE
     tick bigint;
     caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
     silence interval;
+    -- The worker id's lease exists and is neither released nor stale.
+    held boolean;
 BEGIN
     IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
        OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
@@ -180,7 +187,8 @@ BEGIN
             SELECT g.id INTO wanted
               FROM generate_series(0, max_worker) AS g(id)
               LEFT JOIN @extschema@.snowflake_registry_leases l ON l.namespace = ns.namespace AND l.worker_id = g.id
-             WHERE l.worker_id IS NULL OR @extschema@.snowflake_registry_free(l, ns.stale_margin, now_ts)
+             WHERE l.worker_id IS NULL OR l.released_at IS NOT NULL
+                OR l.renewed_at + make_interval(secs => l.horizon_ms / 1000.0) + ns.stale_margin < now_ts
              ORDER BY g.id
              LIMIT 1;
         END IF;
@@ -193,7 +201,9 @@ BEGIN
 
     SELECT * INTO old FROM @extschema@.snowflake_registry_leases l
         WHERE l.namespace = ns.namespace AND l.worker_id = wanted FOR UPDATE;
-    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts)
+    held := FOUND AND old.released_at IS NULL
+            AND old.renewed_at + make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin >= now_ts;
+    IF held
        -- IS NOT TRUE: without a lease on disk (resume_epoch NULL) the test is
        -- NULL, and NOT NULL would skip the refusal (0.3.0 did: a node of the
        -- holder's cluster and timeline with no lease on disk took it at once).
@@ -212,7 +222,7 @@ BEGIN
                                   make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin),
                   HINT = 'Give this node another snowflake_id.worker_id, or auto.';
     END IF;
-    IF FOUND AND NOT @extschema@.snowflake_registry_free(old, ns.stale_margin, now_ts) AND caller_instance IS NOT NULL
+    IF held AND caller_instance IS NOT NULL
        AND snowflake_registry_acquire.timeline = old.timeline
        AND old.lease_epoch = resume_epoch AND old.holder_token = resume_token THEN
         IF old.instance = caller_instance THEN
@@ -265,8 +275,12 @@ COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, i
     'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
 
 -- Fails with SFL01 unless the caller holds the lease (epoch and token, not
--- released). Called by the renewal and the history functions, as their
--- owner: not SECURITY DEFINER itself, and not granted to anyone.
+-- released). Called by the history functions, as their owner, from
+-- SQL-standard bodies that bind the call to this function when they are
+-- created (a PL/pgSQL PERFORM would resolve it by name at run time, where
+-- an overload with one more defaulted argument makes it "not unique"); the
+-- renewal writes the same test out itself. Not SECURITY DEFINER itself, and
+-- not granted to anyone.
 CREATE FUNCTION snowflake_registry_check_holder(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS void
@@ -330,9 +344,23 @@ BEGIN
         RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
             USING ERRCODE = '22023';
     END IF;
-    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+    -- snowflake_registry_check_holder's test, written out: a PL/pgSQL call
+    -- of it would be resolved by name at run time (see that function).
     SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
-        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id;
+        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch IS DISTINCT FROM snowflake_registry_renew.lease_epoch
+       OR l.holder_token IS DISTINCT FROM snowflake_registry_renew.holder_token OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                WHEN l.lease_epoch = snowflake_registry_renew.lease_epoch
+                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).'
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
     IF caller_instance IS NOT NULL AND l.instance IS NOT NULL AND l.instance <> caller_instance THEN
         RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is renewed by another start of this server', worker_id, namespace, lease_epoch
             USING ERRCODE = 'SFL05',
@@ -402,18 +430,18 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
 CREATE FUNCTION snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
-    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    LANGUAGE sql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
-AS $history$
-BEGIN
-    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
-    RETURN QUERY
-        SELECT h.lease_epoch, h.from_tick, h.to_tick, h.level FROM @extschema@.snowflake_registry_history h
-         WHERE h.namespace = snowflake_registry_history_of.namespace
-           AND h.worker_id = snowflake_registry_history_of.worker_id
-         ORDER BY h.from_tick, h.to_tick;
-END
-$history$;
+BEGIN ATOMIC
+    SELECT @extschema@.snowflake_registry_check_holder(snowflake_registry_history_of.namespace,
+                                                       snowflake_registry_history_of.worker_id,
+                                                       snowflake_registry_history_of.lease_epoch,
+                                                       snowflake_registry_history_of.holder_token);
+    SELECT h.lease_epoch, h.from_tick, h.to_tick, h.level FROM @extschema@.snowflake_registry_history h
+     WHERE h.namespace = snowflake_registry_history_of.namespace
+       AND h.worker_id = snowflake_registry_history_of.worker_id
+     ORDER BY h.from_tick, h.to_tick;
+END;
 COMMENT ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) IS
     'snowflake_id registry: the history slots claimed on a worker id, for the holder of its lease';
 
@@ -424,11 +452,13 @@ CREATE FUNCTION snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
     RETURNS void
-    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    LANGUAGE sql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
-AS $record$
-BEGIN
-    PERFORM @extschema@.snowflake_registry_check_holder(namespace, worker_id, lease_epoch, holder_token);
+BEGIN ATOMIC
+    SELECT @extschema@.snowflake_registry_check_holder(snowflake_registry_record_history.namespace,
+                                                       snowflake_registry_record_history.worker_id,
+                                                       snowflake_registry_record_history.lease_epoch,
+                                                       snowflake_registry_record_history.holder_token);
     -- The same lease's claims that this one covers at a level at least
     -- theirs say nothing more.
     DELETE FROM @extschema@.snowflake_registry_history h
@@ -439,10 +469,11 @@ BEGIN
        AND h.to_tick <= snowflake_registry_record_history.to_tick
        AND h.level <= snowflake_registry_record_history.level;
     INSERT INTO @extschema@.snowflake_registry_history AS h
-        VALUES (namespace, worker_id, lease_epoch, from_tick, to_tick, level)
+        VALUES (snowflake_registry_record_history.namespace, snowflake_registry_record_history.worker_id,
+                snowflake_registry_record_history.lease_epoch, snowflake_registry_record_history.from_tick,
+                snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
         ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
-END
-$record$;
+END;
 COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
     'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
 

@@ -50,6 +50,16 @@ extension_sql_file!(
 );
 extension_sql_file!("../sql/registry.sql", name = "registry");
 extension_sql_file!(
+    "../sql/internal.sql",
+    name = "internal",
+    requires = [
+        "registry",
+        api::functions::snowflake_timestamp,
+        api::functions::snowflake_from_timestamp,
+        api::functions::snowflake_nextval_at
+    ]
+);
+extension_sql_file!(
     "../sql/cluster.sql",
     name = "cluster",
     requires = [api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]

@@ -12,11 +12,20 @@
 //! role planted matches better than the registry's: it ran with the node's
 //! rights, read its holder token and answered a ceiling ten years ahead
 //! (issue 32: 882,727 duplicates of 900,000). Named and typed, a call can
-//! only reach the extension's own function.
+//! only reach the extension's own function; but one more function of that
+//! name with a defaulted or variadic argument still makes the call "not
+//! unique" (issue 40), so since 0.7.0 the calls go to the registry's schema
+//! `snowflake_id_internal`, where no other role can create, and look-alikes
+//! beside the registry's functions are named in a WARNING, never a reason
+//! to stop renewing.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
 use crate::pg::libpq::{Connection, Failure, KeepGoing};
+use crate::pg::report::emit;
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::conninfo;
 
@@ -59,16 +68,23 @@ impl RegistrySession {
                     c.oid IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a
                         WHERE a.attrelid = c.oid AND a.attname = 'instance' AND NOT a.attisdropped),
                     pg_catalog.set_config('snowflake_registry.instance', $1::pg_catalog.text, false),
-                    (SELECT pg_catalog.format('function %s, owned by role %s', p.oid::pg_catalog.regprocedure,
-                                              p.proowner::pg_catalog.regrole)
+                    (SELECT pg_catalog.quote_ident(i.nspname)
+                       FROM pg_catalog.pg_namespace i
+                       JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                                                  AND d.objid = i.oid
+                                                  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                                  AND d.refobjid = e.oid AND d.deptype = 'e'
+                      WHERE i.nspname = 'snowflake_id_internal'),
+                    (SELECT pg_catalog.string_agg(pg_catalog.format('function %s, owned by role %s',
+                                                                    p.oid::pg_catalog.regprocedure,
+                                                                    p.proowner::pg_catalog.regrole), '; '
+                                                  ORDER BY p.oid::pg_catalog.regprocedure::pg_catalog.text)
                        FROM pg_catalog.pg_proc p
                       WHERE p.pronamespace = n.oid AND p.proname LIKE 'snowflake\\_registry\\_%'
-                        AND (p.pronargdefaults > 0 OR p.provariadic <> 0)
                         AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
                              WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
                                AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                               AND d.refobjid = e.oid AND d.deptype = 'e')
-                      ORDER BY 1 LIMIT 1)
+                               AND d.refobjid = e.oid AND d.deptype = 'e'))
                FROM pg_catalog.pg_extension e
                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'snowflake_registry_leases'
@@ -86,27 +102,16 @@ impl RegistrySession {
             });
         };
         let mut fields = row.into_iter();
-        let schema = fields.next().flatten().unwrap_or_default();
+        let extension_schema = fields.next().flatten().unwrap_or_default();
         let before_instances = fields.next().flatten().as_deref() == Some("t");
-        // Another role's function under a registry function's name, beside
-        // it, is never called (every call is named and typed); but one with
-        // a defaulted extra argument (or a variadic one) makes the call "not
-        // unique" (42725), which would stop every node's lease with
-        // PostgreSQL's bare words: named instead, with the fix.
-        if let Some(intruder) = fields.nth(1).flatten() {
-            return Err(Failure::Refused {
-                sqlstate: "42725".into(),
-                message: format!("the registry's schema {schema} has a {intruder} that is not the extension's and makes its calls ambiguous"),
-                detail: Some(
-                    "A function of that name beside the registry's own can make the node's calls ambiguous; \
-                     nothing of it is called."
-                        .into(),
-                ),
-                hint: Some(
-                    "Drop it or move it out of the schema, and keep CREATE on the registry's schema to its owner."
-                        .into(),
-                ),
-            });
+        let internal = fields.nth(1).flatten();
+        let intruders = fields.next().flatten();
+        // A registry of 0.7.0 or later has its own schema for these calls,
+        // which no other role can create in; an older one is called where
+        // its functions are, by name and exact types, as its nodes did.
+        let schema = internal.clone().unwrap_or_else(|| extension_schema.clone());
+        if let Some(intruders) = intruders {
+            name_intruders(&extension_schema, &intruders, internal.is_some());
         }
         Ok((conninfo, RegistrySession { connection, schema, before_instances }))
     }
@@ -129,6 +134,41 @@ impl RegistrySession {
         let sql = format!("SELECT {columns} FROM {}.{function}({})", self.schema, arguments.join(", "));
         self.connection.query(&sql, params, timeout, keep_going)
     }
+}
+
+/// Says once per process (the keeper reconnects, a backend claims history
+/// again and again) which functions of another role sit under a registry
+/// function's name in the registry's schema. Since 0.7.0 they change
+/// nothing a node does, but they are a role creating where the fleet's
+/// registry lives, and make other roles' own calls of those names
+/// ambiguous; against an older registry one with a defaulted or variadic
+/// argument makes the node's own calls "not unique" (42725), and this line
+/// is what says why.
+fn name_intruders(schema: &str, intruders: &str, bypassed: bool) {
+    static NAMED: Mutex<Option<String>> = Mutex::new(None);
+    let Ok(mut named) = NAMED.lock() else { return };
+    if named.as_deref() == Some(intruders) {
+        return;
+    }
+    *named = Some(intruders.to_owned());
+    drop(named);
+    let effect = if bypassed {
+        "nothing of them is called: the node calls the registry through schema snowflake_id_internal"
+    } else {
+        "the registry's extension is older than 0.7.0, so one with a defaulted or variadic argument makes \
+         the node's calls \"not unique\" (42725); update it (ALTER EXTENSION snowflake_id UPDATE)"
+    };
+    emit(
+        PgLogLevel::WARNING,
+        PgSqlErrorCode::ERRCODE_AMBIGUOUS_FUNCTION,
+        format!("the registry's schema {schema} has functions of another role under the registry's names: {intruders}"),
+        Some(format!("{effect}.")),
+        Some(
+            "Drop them or move them out of that schema, and keep CREATE on the registry's schema to its owner \
+             (docs/security.md)."
+                .into(),
+        ),
+    );
 }
 
 /// The exact argument types of the registry's functions, as

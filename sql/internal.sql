@@ -1,0 +1,99 @@
+-- snowflake_id_internal: a schema of the extension's own, where no role but
+-- the extension's owner (a superuser) may create, for what is called by
+-- name at run time: the registry's functions the nodes call over libpq,
+-- and the extension's functions snowflake_convert() puts in the statements
+-- it runs. A role that may create in @extschema@ (often public) can put a
+-- function of one of the extension's names beside it there, with one more
+-- defaulted or variadic argument: every call by name, however qualified
+-- and typed, is then "not unique" (42725). Here no one else can add a
+-- candidate, and each function's SQL-standard body is bound to the
+-- extension's own function when it is created, so nothing planted later in
+-- @extschema@ changes what a call here runs. None is SECURITY DEFINER: the
+-- function each calls checks the caller's EXECUTE as before (the grants
+-- DBAs gave the nodes' roles on the registry's functions keep working, and
+-- are the only ones needed).
+CREATE SCHEMA snowflake_id_internal;
+COMMENT ON SCHEMA snowflake_id_internal IS
+    'snowflake_id: what the library calls over libpq, where no role but the extension''s owner may create';
+GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
+
+-- The registry (src/service/registry_session.rs): the five functions of
+-- sql/registry.sql a node calls. A 0.6.0 node still calls them in
+-- @extschema@ by name.
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
+    namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
+    system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
+    resume_epoch bigint, resume_token bigint,
+    OUT worker_id integer, OUT lease_epoch bigint, OUT holder_token bigint, OUT floor_tick bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT a.worker_id, a.lease_epoch, a.holder_token, a.floor_tick, a.ceiling_tick
+      FROM @extschema@.snowflake_registry_acquire(
+               snowflake_registry_acquire.namespace, snowflake_registry_acquire.worker_bits,
+               snowflake_registry_acquire.sequence_bits, snowflake_registry_acquire.epoch_ms,
+               snowflake_registry_acquire.wanted, snowflake_registry_acquire.system_identifier,
+               snowflake_registry_acquire.timeline, snowflake_registry_acquire.node_name,
+               snowflake_registry_acquire.node_tick, snowflake_registry_acquire.horizon_ms,
+               snowflake_registry_acquire.resume_epoch, snowflake_registry_acquire.resume_token) a;
+END;
+
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_renew(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, node_tick bigint,
+    horizon_ms bigint, OUT ceiling_tick bigint)
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT @extschema@.snowflake_registry_renew(
+               snowflake_registry_renew.namespace, snowflake_registry_renew.worker_id,
+               snowflake_registry_renew.lease_epoch, snowflake_registry_renew.holder_token,
+               snowflake_registry_renew.node_tick, snowflake_registry_renew.horizon_ms);
+END;
+
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_release(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
+    RETURNS boolean
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT @extschema@.snowflake_registry_release(
+               snowflake_registry_release.namespace, snowflake_registry_release.worker_id,
+               snowflake_registry_release.lease_epoch, snowflake_registry_release.holder_token,
+               snowflake_registry_release.last_tick);
+END;
+
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT h.claim_epoch, h.from_tick, h.to_tick, h.level
+      FROM @extschema@.snowflake_registry_history_of(
+               snowflake_registry_history_of.namespace, snowflake_registry_history_of.worker_id,
+               snowflake_registry_history_of.lease_epoch, snowflake_registry_history_of.holder_token) h;
+END;
+
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
+    from_tick bigint, to_tick bigint, level integer)
+    RETURNS void
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT @extschema@.snowflake_registry_record_history(
+               snowflake_registry_record_history.namespace, snowflake_registry_record_history.worker_id,
+               snowflake_registry_record_history.lease_epoch, snowflake_registry_record_history.holder_token,
+               snowflake_registry_record_history.from_tick, snowflake_registry_record_history.to_tick,
+               snowflake_registry_record_history.level);
+END;
+
+-- What snowflake_convert() runs (sql/convert.sql): the decoder it reads the
+-- epoch with, and the generators its statements call.
+CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE
+    RETURN @extschema@.snowflake_timestamp(id);
+
+CREATE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) RETURNS bigint
+    LANGUAGE sql STABLE
+    RETURN @extschema@.snowflake_from_timestamp(ts);
+
+CREATE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
+    LANGUAGE sql VOLATILE STRICT
+    RETURN @extschema@.snowflake_nextval_at(ts);

@@ -1,0 +1,303 @@
+//! Calls bound when created (issue 40, items 1, 2 and 5; mission invariant
+//! 11: no role stops our work for others). An ordinary role `app` (LOGIN,
+//! not a superuser, CREATE on `public`, where the extension lives) plants,
+//! beside the extension's functions, look-alikes that no exactly typed call
+//! would pick but that make such a call "not unique" (42725): one more
+//! argument with a DEFAULT. Before 0.7.0 the registry's PL/pgSQL bodies,
+//! `snowflake_convert()` and the node's libpq session resolved their calls
+//! by name at run time, so one plant stopped every node's lease at its next
+//! reconnect and every history claim and re-key at once.
+//!
+//! Each plant is first shown to work (a positive control, so that a plant
+//! broken by a typo fails the test instead of passing it): `app` calls the
+//! look-alike itself and `public.hostile_calls` records it, and the call
+//! the extension made before 0.7.0, made by name as `app`, fails with
+//! 42725. Then the extension's work goes on: a node keeps its lease across
+//! a reconnect of its keeper's registry session (its backend terminated on
+//! the registry), a new node acquires, history claims (past-instant IDs)
+//! succeed, a re-key runs, and no look-alike was called by anyone but
+//! `app`.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{describe, Cluster};
+use postgres::{Client, NoTls};
+
+/// The role, its right to create in `public`, and the recorder every
+/// look-alike calls: a row in `public.hostile_calls` and a WARNING.
+const SETUP: &str = "
+CREATE ROLE app LOGIN NOSUPERUSER;
+GRANT CREATE ON SCHEMA public TO app;
+CREATE TABLE public.hostile_calls (
+    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    fn text NOT NULL,
+    session_role_name name);
+GRANT SELECT, INSERT ON public.hostile_calls TO PUBLIC;
+CREATE FUNCTION public.hostile_note(fn text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $n$
+BEGIN
+    RAISE WARNING '%', format('HOSTILE%sCALL %s as %s (session %s)', '_', fn, current_user, session_user);
+    INSERT INTO public.hostile_calls (fn, session_role_name) VALUES (fn, session_user);
+END
+$n$;";
+
+/// A look-alike: (what `app` creates, `app`'s own call of it for the
+/// positive control, the call by name the extension made before 0.7.0).
+struct Plant {
+    create: &'static str,
+    control: &'static str,
+    unbound: &'static str,
+}
+
+/// A function of any `snowflake_registry_` name with a defaulted argument:
+/// 0.6.0's node refused every registry session over it (its tripwire).
+const REGISTRY_X: Plant = Plant {
+    create: "CREATE FUNCTION public.snowflake_registry_x(i integer DEFAULT 0) RETURNS integer
+                 LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_x'); RETURN 1; END $f$",
+    control: "SELECT public.snowflake_registry_x()",
+    unbound: "SELECT public.snowflake_registry_x()",
+};
+
+/// One more defaulted argument on the helpers the registry's SECURITY
+/// DEFINER bodies called by name: renewals, history claims and grants
+/// failed "not unique" in every new session.
+const CHECK_HOLDER: Plant = Plant {
+    create: "CREATE FUNCTION public.snowflake_registry_check_holder(
+                 namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, x integer DEFAULT 0)
+                 RETURNS void
+                 LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_check_holder(+x)'); END $f$",
+    control: "SELECT public.snowflake_registry_check_holder('n'::text, 0, 1::bigint, 1::bigint, 1)",
+    unbound: "SELECT public.snowflake_registry_check_holder('n'::text, 0, 1::bigint, 1::bigint)",
+};
+
+const FREE: Plant = Plant {
+    create: "CREATE FUNCTION public.snowflake_registry_free(
+                 l public.snowflake_registry_leases, stale_margin interval, at timestamptz, x integer DEFAULT 0)
+                 RETURNS boolean
+                 LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_free(+x)'); RETURN true; END $f$",
+    control: "SELECT public.snowflake_registry_free(NULL::public.snowflake_registry_leases, interval '1 s', now(), 1)",
+    unbound: "SELECT public.snowflake_registry_free(NULL::public.snowflake_registry_leases, interval '1 s', now())",
+};
+
+/// The same on what `snowflake_convert()` called by name: its epoch check,
+/// its bound for new IDs, the generator of its re-key map.
+const CONVERT_PLANTS: [Plant; 3] = [
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_timestamp(id bigint, x integer DEFAULT 0) RETURNS timestamptz
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_timestamp(+x)');
+                     RETURN now(); END $f$",
+        control: "SELECT public.snowflake_timestamp(0::bigint, 1)",
+        unbound: "SELECT public.snowflake_timestamp(0::bigint)",
+    },
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_from_timestamp(ts timestamptz, x integer DEFAULT 0) RETURNS bigint
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_from_timestamp(+x)');
+                     RETURN 0; END $f$",
+        control: "SELECT public.snowflake_from_timestamp(now(), 1)",
+        unbound: "SELECT public.snowflake_from_timestamp(now())",
+    },
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_nextval_at(ts timestamptz, x integer DEFAULT 0) RETURNS bigint
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_nextval_at(+x)');
+                     RETURN 0; END $f$",
+        control: "SELECT public.snowflake_nextval_at(now(), 1)",
+        unbound: "SELECT public.snowflake_nextval_at(now() - interval '1 day')",
+    },
+];
+
+fn app_client(cluster: &Cluster) -> Client {
+    let mut cfg = cluster.config();
+    cfg.user("app").dbname("postgres");
+    cfg.connect(NoTls).unwrap_or_else(|e| panic!("connect as app: {e}"))
+}
+
+/// Plants each look-alike as `app` and proves it: `app`'s own call is
+/// recorded, and the call by name the extension used to make is "not
+/// unique" (42725). The control's rows are then cleared, so that any row
+/// left at the end is a call the extension made.
+fn plant(cluster: &Cluster, plants: &[&Plant]) {
+    let mut app = app_client(cluster);
+    for p in plants {
+        app.batch_execute(p.create).unwrap_or_else(|e| panic!("plant {}: {}", p.create, describe(&e)));
+        let before = cluster.query_i64("SELECT count(*) FROM public.hostile_calls");
+        app.batch_execute(p.control).unwrap_or_else(|e| panic!("control {}: {}", p.control, describe(&e)));
+        let after = cluster.query_i64("SELECT count(*) FROM public.hostile_calls WHERE session_role_name = 'app'");
+        assert_eq!(after, before + 1, "the look-alike did not record app's own call: {}", p.control);
+        match app.batch_execute(p.unbound) {
+            Err(e) if e.code().map(|c| c.code()) == Some("42725") => {}
+            other => panic!("the call by name is not made ambiguous by the plant ({}): {other:?}", p.unbound),
+        }
+    }
+    cluster.sql("DELETE FROM public.hostile_calls");
+}
+
+/// Calls of a look-alike made by anyone (the control's were cleared).
+fn calls(cluster: &Cluster) -> Vec<String> {
+    let mut c = cluster.connect();
+    c.query("SELECT fn || ' (session ' || session_role_name || ')' FROM public.hostile_calls ORDER BY at", &[])
+        .expect("read hostile_calls")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// A registry with `app` and its recorder, and the extension.
+fn registry() -> Cluster {
+    let mut registry = Cluster::init(&[]);
+    registry.start();
+    registry.sql("CREATE EXTENSION snowflake_id");
+    registry.sql(SETUP);
+    registry
+}
+
+/// A node leasing from `registry` with a 3 s lease (renewed about every
+/// second), started, extension created.
+fn node(registry: &Cluster, name: &str) -> Cluster {
+    Cluster::leased_node(registry, name, &["snowflake_id.worker_id = 'auto'", "snowflake_id.registry_lease = '3s'"])
+}
+
+/// Waits until `node` holds its lease and has renewed it after `since`
+/// (the registry's clock, text), within `within`.
+fn wait_renewed_after(node: &Cluster, registry: &Cluster, since: &str, within: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let renewed = registry.query_i64(&format!(
+            "SELECT count(*) FROM snowflake_registry_leases
+              WHERE node_name = '{}' AND released_at IS NULL AND renewed_at > '{since}'::timestamptz",
+            node_name(node)
+        ));
+        let state = node.query_text("SELECT lease_state FROM snowflake_id_status");
+        if renewed == 1 && state == "held" {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let error = node.query_text("SELECT coalesce(registry_error, '') FROM snowflake_id_status");
+            return Err(format!("no renewal after {since} within {within:?}: lease {state}, registry_error {error:?}"));
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn node_name(node: &Cluster) -> String {
+    node.query_text("SELECT current_setting('snowflake_id.node_name')")
+}
+
+/// Ends every registry session of the nodes (the keeper's, any claim's):
+/// the keeper must open a new one to renew.
+fn cut_sessions(registry: &Cluster) -> String {
+    let at = registry.query_text("SELECT clock_timestamp()::text");
+    let cut = registry.query_i64(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+          WHERE application_name LIKE 'snowflake\\_id %' AND pid <> pg_backend_pid()",
+    );
+    assert!(cut >= 1, "no registry session of a node to end");
+    at
+}
+
+/// The lease goes on across a reconnect, and history claims succeed:
+/// collected as violations.
+fn lease_and_claims_go_on(node: &Cluster, registry: &Cluster, violations: &mut Vec<String>) {
+    if let Err(e) = wait_renewed_after(node, registry, "-infinity", Duration::from_secs(30)) {
+        violations.push(format!("no lease at first: {e}"));
+        return;
+    }
+    let at = cut_sessions(registry);
+    if let Err(e) = wait_renewed_after(node, registry, &at, Duration::from_secs(15)) {
+        violations.push(format!("after the keeper's registry session was ended: {e}"));
+    }
+    let mut c = node.connect();
+    for back in ["1 day", "2 days"] {
+        if let Err(e) = c.query_one(&format!("SELECT snowflake_nextval_at(now() - interval '{back}')"), &[]) {
+            violations.push(format!("a history claim failed: {}", describe(&e)));
+        }
+    }
+    match c.query_one("SELECT count(snowflake_nextval()) FROM generate_series(1, 100)", &[]) {
+        Ok(r) if r.get::<_, i64>(0) == 100 => {}
+        other => violations.push(format!("live IDs: {other:?}")),
+    }
+}
+
+/// The first finding of issue 40: `public.snowflake_registry_x(i int
+/// DEFAULT 0)` in the registry's database. The node keeps renewing across
+/// a reconnect and claims history; the look-alike is named in a WARNING in
+/// the node's log, and never called.
+#[test]
+fn a_defaulted_registry_look_alike_stops_no_lease() {
+    let registry = registry();
+    plant(&registry, &[&REGISTRY_X]);
+    let mut node = node(&registry, "bound-x");
+    let mut violations = vec![];
+    lease_and_claims_go_on(&node, &registry, &mut violations);
+    violations.extend(calls(&registry).into_iter().map(|c| format!("look-alike called: {c}")));
+    node.stop();
+    if !node.log().contains("snowflake_registry_x(integer), owned by role app") {
+        violations.push("the node's log does not name the look-alike in a WARNING".into());
+    }
+    assert!(violations.is_empty(), "{}\n{}", violations.join("\n"), node.log());
+}
+
+/// Overloads of the registry's helpers with one more defaulted argument:
+/// renewals (check_holder), history claims (check_holder) and grants (free)
+/// go on; a second node acquires, the first renews across a reconnect, and a
+/// clean stop releases.
+#[test]
+fn overloads_of_the_registry_helpers_stop_no_lease_and_no_claim() {
+    let registry = registry();
+    plant(&registry, &[&CHECK_HOLDER, &FREE]);
+    let mut node_a = node(&registry, "bound-a");
+    let mut violations = vec![];
+    lease_and_claims_go_on(&node_a, &registry, &mut violations);
+    let mut node_b = node(&registry, "bound-b");
+    if let Err(e) = wait_renewed_after(&node_b, &registry, "-infinity", Duration::from_secs(30)) {
+        violations.push(format!("a second node did not acquire: {e}"));
+    }
+    node_b.stop();
+    node_a.stop();
+    let free = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'free'");
+    if free != 2 {
+        violations.push(format!("the clean stops did not release both worker ids ({free} free)"));
+    }
+    violations.extend(calls(&registry).into_iter().map(|c| format!("look-alike called: {c}")));
+    assert!(violations.is_empty(), "{}\n{}\n{}", violations.join("\n"), node_a.log(), node_b.log());
+}
+
+/// Overloads with one more defaulted argument of what snowflake_convert()
+/// calls: a re-key of app's own table by app still runs, with the
+/// extension's functions, and calls no look-alike.
+#[test]
+fn overloads_of_what_convert_calls_stop_no_conversion() {
+    let node = Cluster::preloaded(&["snowflake_id.worker_id = 9"]);
+    node.sql(SETUP);
+    plant(&node, &CONVERT_PLANTS.iter().collect::<Vec<_>>());
+    let mut app = app_client(&node);
+    app.batch_execute(
+        "CREATE TABLE public.customers (id serial PRIMARY KEY, created_at timestamptz NOT NULL);
+         INSERT INTO public.customers (created_at)
+              SELECT now() - interval '1 day' * g FROM generate_series(1, 50) g;",
+    )
+    .expect("app's table");
+    // The DEFAULT snowflake_convert() sets names snowflake_nextval() by name
+    // (docs/security.md); that one is not planted here.
+    let converted = app.query("SELECT snowflake_convert('public.customers', 'id', rekey_by => 'created_at')", &[]);
+    let mut violations = vec![];
+    if let Err(e) = &converted {
+        violations.push(format!("snowflake_convert failed: {}", describe(e)));
+    } else {
+        // Read through snowflake_id_internal's decoder: a
+        // call by name of snowflake_timestamp is ambiguous here now.
+        let wrong = node.query_i64(
+            "SELECT count(*) FROM public.customers
+              WHERE NOT snowflake_id_internal.snowflake_timestamp(id) BETWEEN date_trunc('milliseconds', created_at)
+                        AND date_trunc('milliseconds', created_at) + interval '3 ms'",
+        );
+        if wrong != 0 {
+            violations.push(format!("{wrong} re-keyed rows do not tell their row's time"));
+        }
+    }
+    violations.extend(calls(&node).into_iter().map(|c| format!("look-alike called: {c}")));
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
