@@ -26,7 +26,9 @@
 -- a cluster. It reads only what the status view shows, which every role
 -- may read: an ordinary function (not SECURITY DEFINER), executable by
 -- everyone, whose run_command_on_all_nodes connects to each node as the
--- caller.
+-- caller. Its status_template and probe_query are also what
+-- src/service/logical_peers.rs asks each publisher, read from this file:
+-- they are written here only.
 -- What snowflake_logical_peers() answers, as the check reads it: through a
 -- view, bound to the function itself when the extension is created. A call
 -- by name would be resolved at each call, and a role that may create in

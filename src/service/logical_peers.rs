@@ -50,40 +50,38 @@ const PEER_BUDGET: Duration = Duration::from_secs(3);
 /// one, briefly.
 const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 
+/// sql/cluster.sql, whose `snowflake_cluster_check()` asks each Citus node
+/// the same two questions this module asks each publisher: its texts are
+/// the one place they are written (issue 42), read from it here.
+const CLUSTER_SQL: &str = include_str!("../../sql/cluster.sql");
+
+/// The text of the PL/pgSQL variable `name` in sql/cluster.sql: what
+/// follows `<name> text := $q$` up to the next `$q$`.
+fn cluster_sql_text(name: &str) -> &'static str {
+    let start = format!("{name} text := $q$");
+    let from = CLUSTER_SQL.find(&start).map(|i| i + start.len());
+    let text = from.and_then(|from| CLUSTER_SQL[from..].find("$q$").map(|len| &CLUSTER_SQL[from..from + len]));
+    // A build whose sql/cluster.sql lost the variable fails every test of
+    // the peers at once, rather than querying with an empty text.
+    text.unwrap_or_else(|| panic!("sql/cluster.sql has no {name}"))
+}
+
 /// Asked of each publisher first: the schema its snowflake_id lives in, if
 /// its snowflake_id_status is the extension's view (quoted; empty
-/// otherwise). The same text as sql/cluster.sql's `probe_query`: a view of
-/// that name an ordinary role created on the publisher would run its
-/// functions as the connecting role, so it is never queried. The session's
-/// search_path is pinned by `Connection::open`; every name is qualified
-/// besides.
-const PROBE: &str = "SELECT COALESCE((
-    SELECT pg_catalog.quote_ident(n.nspname)
-      FROM pg_catalog.pg_extension e
-      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
-      JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
-                                AND c.relname OPERATOR(pg_catalog.=) 'snowflake_id_status'::pg_catalog.name
-      JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-                                 AND d.objid OPERATOR(pg_catalog.=) c.oid
-                                 AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
-                                 AND d.refobjid OPERATOR(pg_catalog.=) e.oid
-                                 AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog.\"char\"
-     WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name), '')";
+/// otherwise): sql/cluster.sql's `probe_query`. A view of that name an
+/// ordinary role created on the publisher would run its functions as the
+/// connecting role, so it is never queried. The session's search_path is
+/// pinned by `Connection::open`; every name is qualified besides.
+fn probe() -> &'static str {
+    cluster_sql_text("probe_query")
+}
 
 /// The publisher's status as one JSON object, as sql/cluster.sql's
-/// `status_template` asks a Citus node (`{}`: the schema the probe named).
-const STATUS: &str = "SELECT CAST(pg_catalog.json_build_object(
-      'worker_id', s.worker_id,
-      'layout', s.worker_bits OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) s.sequence_bits
-                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||)
-                pg_catalog.to_char(pg_catalog.timezone('UTC', s.epoch), 'YYYY-MM-DD HH24:MI:SS.MS')
-                OPERATOR(pg_catalog.||) '+00',
-      'problem', s.problem,
-      'server', pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.pg_postmaster_start_time()),
-                                   'YYYY-MM-DD HH24:MI:SS.US')
-                OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) pg_catalog.current_setting('port'))
-      AS pg_catalog.text)
- FROM {}.snowflake_id_status s";
+/// `status_template` asks a Citus node, in the publisher's schema of the
+/// extension (quoted, as the probe answered it).
+fn status(schema: &str) -> String {
+    cluster_sql_text("status_template").replace("%s", schema)
+}
 
 /// Set first in each publisher's session: a statement there (a status view
 /// whose lock another role holds, say) ends on the publisher's side too
@@ -91,7 +89,7 @@ const STATUS: &str = "SELECT CAST(pg_catalog.json_build_object(
 const SESSION_LIMITS: &str = "SELECT pg_catalog.set_config('statement_timeout', $1, false),
         pg_catalog.set_config('lock_timeout', $1, false)";
 
-/// One subscription's publisher: `status` (the JSON of [`STATUS`]) when it
+/// One subscription's publisher: `status` (the JSON of [`status`]) when it
 /// answered, else `trouble`, the problem to report in its place.
 pub struct Peer {
     pub node: String,
@@ -299,7 +297,7 @@ fn ask(conninfo: &str, deadline: Instant) -> Result<String, String> {
     let limit = Some(left().as_millis().max(1).to_string());
     connection.query(SESSION_LIMITS, &[limit], left(), query_keeps_going).map_err(no_answer)?;
     let first = |rows: Vec<Vec<Option<String>>>| rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
-    let schema = connection.query(PROBE, &[], left(), query_keeps_going).map(first).map_err(no_answer)?;
+    let schema = connection.query(probe(), &[], left(), query_keeps_going).map(first).map_err(no_answer)?;
     let schema = schema.unwrap_or_default();
     if schema.is_empty() {
         return Err("snowflake_id is not created in the publisher's database, or its snowflake_id_status is not \
@@ -307,7 +305,7 @@ fn ask(conninfo: &str, deadline: Instant) -> Result<String, String> {
             .into());
     }
     connection
-        .query(&STATUS.replace("{}", &schema), &[], left(), query_keeps_going)
+        .query(&status(&schema), &[], left(), query_keeps_going)
         .map(first)
         .map_err(no_answer)?
         .ok_or_else(|| "no answer: the publisher's snowflake_id_status has no row".into())

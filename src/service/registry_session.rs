@@ -84,7 +84,12 @@ impl RegistrySession {
                         AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
                              WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
                                AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                               AND d.refobjid = e.oid AND d.deptype = 'e'))
+                               AND d.refobjid = e.oid AND d.deptype = 'e')),
+                    (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(r.rolname), ', ' ORDER BY r.rolname)
+                       FROM pg_catalog.pg_roles r
+                      WHERE NOT r.rolsuper AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE')
+                        AND r.rolname !~ '^pg_'
+                        AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))
                FROM pg_catalog.pg_extension e
                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'snowflake_registry_leases'
@@ -106,12 +111,13 @@ impl RegistrySession {
         let before_instances = fields.next().flatten().as_deref() == Some("t");
         let internal = fields.nth(1).flatten();
         let intruders = fields.next().flatten();
+        let writers = fields.next().flatten();
         // A registry of 0.7.0 or later has its own schema for these calls,
         // which no other role can create in; an older one is called where
         // its functions are, by name and exact types, as its nodes did.
         let schema = internal.clone().unwrap_or_else(|| extension_schema.clone());
-        if let Some(intruders) = intruders {
-            name_intruders(&extension_schema, &intruders, internal.is_some());
+        if intruders.is_some() || writers.is_some() {
+            name_intruders(&extension_schema, intruders, writers, internal.is_some());
         }
         Ok((conninfo, RegistrySession { connection, schema, before_instances }))
     }
@@ -137,35 +143,48 @@ impl RegistrySession {
 }
 
 /// Says once per process (the keeper reconnects, a backend claims history
-/// again and again) which functions of another role sit under a registry
-/// function's name in the registry's schema. Since 0.7.0 they change
-/// nothing a node does, but they are a role creating where the fleet's
-/// registry lives, and make other roles' own calls of those names
-/// ambiguous; against an older registry one with a defaulted or variadic
-/// argument makes the node's own calls "not unique" (42725), and this line
-/// is what says why.
-fn name_intruders(schema: &str, intruders: &str, bypassed: bool) {
+/// again and again) which roles besides the owner may create in the
+/// registry's schema, and which functions of another role sit there under
+/// a registry function's name. Since 0.7.0 neither changes what a node
+/// does, but such a role can make other roles' own calls of the
+/// extension's names ambiguous (docs/security.md); against an older
+/// registry a look-alike with a defaulted or variadic argument makes the
+/// node's own calls "not unique" (42725), and this line is what says why.
+fn name_intruders(schema: &str, intruders: Option<String>, writers: Option<String>, bypassed: bool) {
     static NAMED: Mutex<Option<String>> = Mutex::new(None);
+    let mut message = format!("the registry's schema {schema}");
+    if let Some(writers) = &writers {
+        message.push_str(&format!(" lets roles other than its owner create in it ({writers})"));
+    }
+    if let Some(intruders) = &intruders {
+        if writers.is_some() {
+            message.push_str(" and");
+        }
+        message.push_str(&format!(" has functions of another role under the registry's names: {intruders}"));
+    }
     let Ok(mut named) = NAMED.lock() else { return };
-    if named.as_deref() == Some(intruders) {
+    if named.as_deref() == Some(message.as_str()) {
         return;
     }
-    *named = Some(intruders.to_owned());
+    *named = Some(message.clone());
     drop(named);
     let effect = if bypassed {
-        "nothing of them is called: the node calls the registry through schema snowflake_id_internal"
+        "This node calls the registry through its schema snowflake_id_internal, where only the extension's owner \
+         creates: nothing there changes what it runs. Other roles' own unqualified calls of the extension's \
+         functions can be made ambiguous or be taken over."
     } else {
-        "the registry's extension is older than 0.7.0, so one with a defaulted or variadic argument makes \
-         the node's calls \"not unique\" (42725); update it (ALTER EXTENSION snowflake_id UPDATE)"
+        "The registry's extension is older than 0.7.0: a function there of one of the registry's names with a \
+         defaulted or variadic argument makes this node's calls \"not unique\" (42725). Update it (ALTER \
+         EXTENSION snowflake_id UPDATE)."
     };
     emit(
         PgLogLevel::WARNING,
-        PgSqlErrorCode::ERRCODE_AMBIGUOUS_FUNCTION,
-        format!("the registry's schema {schema} has functions of another role under the registry's names: {intruders}"),
-        Some(format!("{effect}.")),
+        PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+        message,
+        Some(effect.into()),
         Some(
-            "Drop them or move them out of that schema, and keep CREATE on the registry's schema to its owner \
-             (docs/security.md)."
+            "Drop or move functions that are not the extension's, and revoke CREATE on the registry's schema from \
+             every role but its owner (docs/security.md)."
                 .into(),
         ),
     );
