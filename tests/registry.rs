@@ -261,6 +261,30 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
         let code = history.map_err(refused).err().map(|e| e.0);
         let expected = if allowed { "SFL01" } else { "42501" }; // node: allowed, but holds no such lease
         assert_eq!(code.as_deref(), Some(expected), "{role}");
+        // What nodes call since 0.7.0 (sql/internal.sql): every role may
+        // call it, and it grants no more than the function it calls.
+        for call in [
+            "SELECT * FROM snowflake_id_internal.snowflake_registry_history_of('default', 0, 1::bigint, 1::bigint)",
+            "SELECT snowflake_id_internal.snowflake_registry_renew('default', 0, 1::bigint, 1::bigint, 1::bigint,
+                                                                   1000::bigint)",
+            "SELECT snowflake_id_internal.snowflake_registry_record_history('default', 0, 1::bigint, 1::bigint,
+                                                                            1::bigint, 2::bigint, 1)",
+        ] {
+            let code = c.query(call, &[]).map_err(refused).err().map(|e| e.0);
+            assert_eq!(code.as_deref(), Some(expected), "{role}: {call}");
+        }
+        let released = c.query_one(
+            "SELECT snowflake_id_internal.snowflake_registry_release('default', 0, 1::bigint, 1::bigint, 1::bigint)",
+            &[],
+        );
+        match allowed {
+            true => assert!(!released.unwrap().get::<_, bool>(0), "{role}: a release by a wrong token"),
+            false => assert_eq!(refused(released.unwrap_err()).0, "42501", "{role}"),
+        }
+        // And no role but the owner may create where nodes call.
+        let e =
+            c.batch_execute("CREATE FUNCTION snowflake_id_internal.f() RETURNS int LANGUAGE sql RETURN 1").unwrap_err();
+        assert_eq!(refused(e).0, "42501", "{role}");
         // Nobody but the functions writes the tables.
         let e = c.batch_execute("UPDATE snowflake_registry_leases SET ceiling_tick = 0").unwrap_err();
         assert_eq!(refused(e).0, "42501", "{role}");
