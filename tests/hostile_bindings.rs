@@ -305,3 +305,30 @@ fn overloads_of_what_convert_calls_stop_no_conversion() {
     violations.extend(calls(&node).into_iter().map(|c| format!("look-alike called: {c}")));
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
+
+/// Trust rule 1 (docs/security.md): CREATE EXTENSION says which roles other
+/// than the schema's owner and superusers may create where it installs,
+/// and says nothing where only the owner may.
+#[test]
+fn an_install_names_the_roles_that_may_create_in_its_schema() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 10"]);
+    cluster.sql("CREATE ROLE app LOGIN; CREATE DATABASE closed;");
+    let warned = |db: &str| {
+        let mut cfg = cluster.config();
+        cfg.dbname(db);
+        let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let sink = notices.clone();
+        cfg.notice_callback(move |n| sink.lock().unwrap().push(format!("{}: {}", n.severity(), n.message())));
+        let mut c = cfg.connect(NoTls).expect("connect");
+        c.batch_execute("CREATE EXTENSION snowflake_id").unwrap_or_else(|e| panic!("{db}: {}", describe(&e)));
+        let found = notices.lock().unwrap().iter().filter(|n| n.contains("may create in it")).cloned().collect::<Vec<_>>();
+        found
+    };
+    assert_eq!(warned("closed"), Vec::<String>::new(), "PostgreSQL 15's public: only its owner creates");
+    cluster.sql("GRANT CREATE ON SCHEMA public TO app");
+    let found = warned("postgres");
+    assert!(
+        found.len() == 1 && found[0].starts_with("WARNING") && found[0].ends_with("may create in it: app"),
+        "{found:?}"
+    );
+}
