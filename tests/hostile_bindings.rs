@@ -84,6 +84,46 @@ const FREE: Plant = Plant {
     unbound: Some("SELECT public.snowflake_registry_free(NULL::public.snowflake_registry_leases, interval '1 s', now())"),
 };
 
+/// The same on the functions the node itself calls over libpq: its calls
+/// of them in the extension's schema, by name and exact types, were "not
+/// unique" with these beside them.
+const NODE_CALLS: [Plant; 4] = [
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_registry_renew(a text, b integer, c bigint, d bigint, e bigint,
+                     f bigint, x integer DEFAULT 0) RETURNS bigint
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_renew(+x)');
+                     RETURN 0; END $f$",
+        control: "SELECT public.snowflake_registry_renew('n', 0, 1, 1, 1, 1, 1)",
+        unbound: Some("SELECT public.snowflake_registry_renew('n'::text, 0, 1::bigint, 1::bigint, 1::bigint, 1::bigint)"),
+    },
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_registry_release(a text, b integer, c bigint, d bigint, e bigint,
+                     x integer DEFAULT 0) RETURNS boolean
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_release(+x)');
+                     RETURN true; END $f$",
+        control: "SELECT public.snowflake_registry_release('n', 0, 1, 1, 1, 1)",
+        unbound: Some("SELECT public.snowflake_registry_release('n'::text, 0, 1::bigint, 1::bigint, 1::bigint)"),
+    },
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_registry_history_of(a text, b integer, c bigint, d bigint,
+                     x integer DEFAULT 0) RETURNS SETOF bigint
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_history_of(+x)');
+                     END $f$",
+        control: "SELECT public.snowflake_registry_history_of('n', 0, 1, 1, 1)",
+        unbound: Some("SELECT public.snowflake_registry_history_of('n'::text, 0, 1::bigint, 1::bigint)"),
+    },
+    Plant {
+        create: "CREATE FUNCTION public.snowflake_registry_record_history(a text, b integer, c bigint, d bigint,
+                     e bigint, f bigint, g integer, x integer DEFAULT 0) RETURNS void
+                     LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.hostile_note('snowflake_registry_record_history(+x)');
+                     END $f$",
+        control: "SELECT public.snowflake_registry_record_history('n', 0, 1, 1, 1, 2, 1, 1)",
+        unbound: Some(
+            "SELECT public.snowflake_registry_record_history('n'::text, 0, 1::bigint, 1::bigint, 1::bigint, 2::bigint, 1)",
+        ),
+    },
+];
+
 /// The same on what `snowflake_convert()` called by name: its epoch check,
 /// its bound for new IDs, the generator of its re-key map.
 const CONVERT_PLANTS: [Plant; 3] = [
@@ -243,14 +283,16 @@ fn a_defaulted_registry_look_alike_stops_no_lease() {
     assert!(violations.is_empty(), "{}\n{}", violations.join("\n"), node.log());
 }
 
-/// Overloads of the registry's helpers with one more defaulted argument:
-/// renewals (check_holder), history claims (check_holder) and grants (free)
-/// go on: the first node renews across a reconnect and claims history, a
-/// second node acquires.
+/// Overloads of the registry's helpers with one more defaulted argument, and
+/// of the functions the node calls: renewals (check_holder), history claims
+/// (check_holder) and grants (free) go on: the first node renews across a
+/// reconnect and claims history, a second node acquires.
 #[test]
 fn overloads_of_the_registry_helpers_stop_no_lease_and_no_claim() {
     let registry = registry();
-    plant(&registry, &[&CHECK_HOLDER, &FREE]);
+    let mut plants = vec![&CHECK_HOLDER, &FREE];
+    plants.extend(NODE_CALLS.iter());
+    plant(&registry, &plants);
     let mut node_a = node(&registry, "bound-a");
     let mut violations = vec![];
     lease_and_claims_go_on(&node_a, &registry, &mut violations);
