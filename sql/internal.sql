@@ -12,6 +12,25 @@
 -- function each calls checks the caller's EXECUTE as before (the grants
 -- DBAs gave the nodes' roles on the registry's functions keep working, and
 -- are the only ones needed).
+-- A schema of that name already there is another role's (a role with
+-- CREATE on the database made it): named, with the fix, rather than
+-- PostgreSQL's bare "already exists".
+DO $internal_guard$
+DECLARE
+    owner pg_catalog.regrole;
+BEGIN
+    SELECT n.nspowner::pg_catalog.regrole INTO owner
+      FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.name;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot create extension snowflake_id: schema snowflake_id_internal, owned by role %, is in the way',
+                        owner
+            USING ERRCODE = '42710',
+                  DETAIL = 'The extension creates its own schema of that name, where only its owner may create.',
+                  HINT = 'Check what is in it, then drop it (DROP SCHEMA snowflake_id_internal;) or rename it, as its '
+                         'owner or a superuser, and run CREATE EXTENSION snowflake_id again.';
+    END IF;
+END
+$internal_guard$;
 CREATE SCHEMA snowflake_id_internal;
 COMMENT ON SCHEMA snowflake_id_internal IS
     'snowflake_id: what the library calls over libpq, where no role but the extension''s owner may create';
