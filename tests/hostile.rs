@@ -579,6 +579,10 @@ fn citus_watch_and_check_never_reach_planted_objects() {
         }
         Err(e) => violations.push(format!("snowflake_cluster_check() failed: {}", describe(&e))),
     }
+    // Each round of the watch logs its last query, whose text only the
+    // watch sends: the rounds are counted in the log below.
+    coordinator.sql(&format!("{NO_PROPAGATION}; ALTER DATABASE postgres SET log_statement = 'all'"));
+    let rounds = || coordinator.log().matches("SELECT c.node, c.problem FROM").count();
     // The watch: at most 10 s after the extension exists, it checks and
     // warns of the shared worker id.
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -589,8 +593,17 @@ fn citus_watch_and_check_never_reach_planted_objects() {
         }
         thread::sleep(Duration::from_millis(500));
     }
-    // One more round of the watch, past the first warning.
-    thread::sleep(Duration::from_secs(11));
+    // Two more rounds of the watch begun past the first warning, so that
+    // one has ended; the warning itself is not repeated for 10 minutes.
+    let seen = rounds();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while rounds() < seen + 2 {
+        if Instant::now() > deadline {
+            violations.push(format!("the cluster watch ran {} more round(s) in 40 s, not 2", rounds() - seen));
+            break;
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
     assert_unharmed(
         &[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1"), (&bare, "postgres", "worker2")],
         violations,
@@ -1036,26 +1049,52 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
 /// with app's shadows planted is checked too: nothing planted runs.
 #[test]
 fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    // Accepts and drops every connection (libpq fails at once), counting them.
+    // Accepts and drops every connection (libpq fails at once), counting
+    // them, apart from the test's own probes (their first byte is 'P';
+    // libpq's first message starts with a zero byte), counted on their own.
     let listen = || {
         let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
         let port = listener.local_addr().expect("address").port();
-        let count = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&count);
+        let (count, probes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (counted, probed) = (Arc::clone(&count), Arc::clone(&probes));
         thread::spawn(move || {
             for stream in listener.incoming() {
-                counted.fetch_add(1, Ordering::SeqCst);
-                drop(stream);
+                let Ok(mut stream) = stream else { continue };
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+                let mut first = [0u8; 1];
+                if matches!(stream.read(&mut first), Ok(1)) && first[0] == b'P' {
+                    probed.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
             }
         });
-        (port, count)
+        (port, count, probes)
     };
-    let (trusted, trusted_count) = listen();
-    let (chosen, chosen_count) = listen();
+    let (trusted, trusted_count, trusted_probes) = listen();
+    let (chosen, chosen_count, chosen_probes) = listen();
+    // Until each listener has taken in every connection made so far: a
+    // probe is accepted after every connection made before it, so once the
+    // probe is counted, so is every connection of the check before it (a
+    // wait on the event, with a bound that fails loudly; not a sleep).
+    let settle = || {
+        for (port, probes) in [(trusted, &trusted_probes), (chosen, &chosen_probes)] {
+            let before = probes.load(Ordering::SeqCst);
+            let mut probe = std::net::TcpStream::connect(("127.0.0.1", port)).expect("probe the listener");
+            probe.write_all(b"P").expect("probe the listener");
+            drop(probe);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while probes.load(Ordering::SeqCst) == before {
+                assert!(Instant::now() < deadline, "the listener on port {port} did not take the probe in 10 s");
+                thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
 
     let publisher = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
     plant(&publisher, "postgres", "");
@@ -1119,7 +1158,7 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         }
         Err(e) => violations.push(format!("app's check failed: {e}")),
     }
-    thread::sleep(Duration::from_millis(300));
+    settle();
     if trusted_count.load(Ordering::SeqCst) + chosen_count.load(Ordering::SeqCst) > 0 {
         violations.push("app's call connected to a publisher".into());
     }
@@ -1149,7 +1188,7 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         }
         Err(e) => violations.push(format!("the superuser's check failed: {e}")),
     }
-    thread::sleep(Duration::from_millis(300));
+    settle();
     let chosen_seen = chosen_count.load(Ordering::SeqCst);
     if chosen_seen > 0 {
         violations.push(format!("{chosen_seen} connections to the host app chose"));
@@ -1158,4 +1197,94 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         violations.push("the superuser's subscription was not checked".into());
     }
     assert_unharmed(&[(&subscriber, "postgres", "subscriber"), (&publisher, "postgres", "publisher")], violations);
+}
+
+/// Issue 40, item 3 of the review: `app`'s overloads of the guard function
+/// in the extension's schema. With a defaulted second argument, 0.6.0's
+/// event trigger, which called `snowflake_logical_guard(regclass)` by name,
+/// got "not unique" at every `CREATE TABLE` of every role: the table went
+/// unguarded with only a WARNING. A zero-argument one made the call the
+/// WARNING's HINT gave (`SELECT snowflake_logical_guard();`) fail the same
+/// way. Each plant is first shown to work (app calls its own; the unbound
+/// calls fail with 42725); then a superuser's new table is guarded, nothing
+/// planted runs, and a table the event trigger cannot guard gets a HINT
+/// that names both look-alikes and their owner.
+#[test]
+fn overloads_of_the_logical_guard_neither_silence_it_nor_run() {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    plant(&node, "postgres", "");
+    node.sql("CREATE EXTENSION snowflake_id");
+    let mut app = app_client(&node, "postgres");
+    app.batch_execute(
+        "CREATE FUNCTION public.snowflake_logical_guard(tbl regclass, x integer DEFAULT 0)
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+         AS $s$ BEGIN PERFORM public.hostile_note('snowflake_logical_guard(regclass, integer)'); END $s$;
+         CREATE FUNCTION public.snowflake_logical_guard()
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+         AS $s$ BEGIN PERFORM public.hostile_note('snowflake_logical_guard()'); END $s$;",
+    )
+    .unwrap_or_else(|e| panic!("plant the guard's overloads: {}", describe(&e)));
+    // The plants work: app's own call of one reaches it, and the calls by
+    // name that 0.6.0 made (the event trigger's, the HINT's) are ambiguous.
+    app.query("SELECT * FROM public.snowflake_logical_guard(NULL::regclass, 1)", &[])
+        .unwrap_or_else(|e| panic!("app's call of its own plant: {}", describe(&e)));
+    let own_calls = node.query_i64(
+        "SELECT count(*) FROM public.hostile_calls
+          WHERE fn = 'snowflake_logical_guard(regclass, integer)' AND current_role_name = 'app'",
+    );
+    assert_eq!(own_calls, 1, "the planted overload is not what app's call reached");
+    for unbound in
+        ["SELECT * FROM public.snowflake_logical_guard(NULL::regclass)", "SELECT * FROM snowflake_logical_guard()"]
+    {
+        let e = node.sql_error(unbound);
+        assert_eq!(e.code, "42725", "{unbound} is not made ambiguous by the plants: {e:?}");
+    }
+    node.sql("DELETE FROM public.hostile_calls");
+
+    let mut violations = vec![];
+    let (mut dba, warnings) = node.connect_collecting_notices();
+    dba.batch_execute("CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), body text)")
+        .unwrap_or_else(|e| panic!("the DBA's table: {}", describe(&e)));
+    let guarded = node.query_text(
+        "SELECT coalesce(string_agg(tgenabled::text, ','), 'none') FROM pg_trigger
+          WHERE tgrelid = 'events'::regclass AND tgname = 'snowflake_id_received'",
+    );
+    if guarded != "R" {
+        violations.push(format!("the DBA's new table is not guarded ({guarded}): {:?}", warnings.lock()));
+    }
+    // A table the guard cannot be put on (app's own trigger of that name on
+    // the partitioned parent, cloned onto the partition): the HINT's call,
+    // and what is in its way.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let mut cfg = node.config();
+    cfg.user("app").notice_callback(move |n| {
+        sink.lock().unwrap().push(format!("{} | {}", n.message(), n.hint().unwrap_or("")));
+    });
+    cfg.connect(NoTls)
+        .unwrap_or_else(|e| panic!("connect as app: {e}"))
+        .batch_execute(
+            "CREATE TABLE public.parts (id bigint DEFAULT public.snowflake_nextval(), v int) PARTITION BY RANGE (v);
+             CREATE FUNCTION public.audit() RETURNS trigger LANGUAGE plpgsql AS $t$ BEGIN RETURN NEW; END $t$;
+             CREATE TRIGGER snowflake_id_received BEFORE INSERT ON public.parts
+                 FOR EACH ROW EXECUTE FUNCTION public.audit();
+             CREATE TABLE public.parts_1 PARTITION OF public.parts FOR VALUES FROM (0) TO (100);",
+        )
+        .unwrap_or_else(|e| panic!("app's partitioned table: {}", describe(&e)));
+    let hint = seen.lock().unwrap().iter().find(|w| w.contains("is not on table public.parts_1")).cloned();
+    match hint {
+        Some(w)
+            if [
+                "public.snowflake_logical_guard(regclass,integer) (owned by role app)",
+                "public.snowflake_logical_guard() (owned by role app)",
+                "'public.parts_1'::pg_catalog.regclass",
+            ]
+            .iter()
+            .all(|part| w.contains(part)) => {}
+        other => violations.push(format!("the WARNING does not name the look-alikes and the call: {other:?}")),
+    }
+    // app's own call above (the positive control) is no harm: a plant run
+    // by another role is.
+    violations.extend(harm(&node, "postgres", "node").into_iter().filter(|h| !h.contains(" as app (session app)")));
+    assert_unharmed(&[], violations);
 }
