@@ -646,6 +646,7 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     app_client(&coordinator, "postgres")
         .batch_execute(&format!("{NO_PROPAGATION}; {CHECK_OVERLOADS}"))
         .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
+    prove_plants(&coordinator, "postgres", NO_PROPAGATION, &check_overload_calls());
     // A worker without the extension (created on the coordinator before
     // Citus, a node added by hand...): app's own view under the name of the
     // extension's status view, whose function runs as whoever reads it
@@ -723,6 +724,14 @@ CREATE FUNCTION public.snowflake_cluster_check(x integer DEFAULT 0)
     SET search_path = pg_catalog, pg_temp
 AS $s$ BEGIN PERFORM public.hostile_note('snowflake_cluster_check(integer)'); END $s$;";
 
+/// Calls that reach each of [`CHECK_OVERLOADS`], with their labels.
+fn check_overload_calls() -> Vec<(String, String)> {
+    ["snowflake_logical_peers", "snowflake_cluster_check"]
+        .iter()
+        .map(|f| (format!("SELECT * FROM public.{f}(1)"), format!("{f}(integer)")))
+        .collect()
+}
+
 /// Review of 0.6.0 (rev33), item 3: the check read
 /// `snowflake_logical_peers()` by name, so `app`'s overload with a defaulted
 /// argument made every call "not unique", the cluster watch's too. It reads
@@ -744,6 +753,13 @@ fn overloads_of_the_checks_functions_neither_silence_nor_run() {
     app_client(&subscriber, "postgres")
         .batch_execute(CHECK_OVERLOADS)
         .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
+    prove_plants(&subscriber, "postgres", "", &check_overload_calls());
+    // ... and they make the calls by name of 0.6.0 ambiguous.
+    for unbound in ["SELECT * FROM public.snowflake_logical_peers()", "SELECT * FROM public.snowflake_cluster_check()"]
+    {
+        let e = subscriber.sql_error(unbound);
+        assert_eq!(e.code, "42725", "{unbound} is not made ambiguous by the plants: {e:?}");
+    }
     let mut violations = vec![];
     // (A call of snowflake_cluster_check() by name is app's to make
     // ambiguous: docs/replication.md says to read the view.)
@@ -844,6 +860,22 @@ fn convert_refuses_a_referencing_table_of_another_role() {
              $t$;",
         )
         .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    // The plants work: app's own insert runs the CHECK, its update the trigger.
+    prove_plants(
+        &node,
+        "postgres",
+        "",
+        &[
+            (
+                "INSERT INTO public.order_lines (order_id) VALUES (2)".into(),
+                "line_ok(bigint), a CHECK of app's order_lines".into(),
+            ),
+            (
+                "UPDATE public.visit_notes SET visit_id = visit_id WHERE id = 1".into(),
+                "visit_trigger(), a trigger of app's visit_notes".into(),
+            ),
+        ],
+    );
     let mut violations = vec![];
     let mut c = node.connect();
     for (sql, table) in [
