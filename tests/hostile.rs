@@ -328,7 +328,7 @@ fn prove_plants(cluster: &Cluster, db: &str, setup: &str, calls: &[(String, Stri
         seen.lock().unwrap().clear();
         let outcome = app.batch_execute(sql).map_err(|e| describe(&e));
         let announced = format!("{MARKER} {label} as app (session app)");
-        if !seen.lock().unwrap().iter().any(|m| *m == announced) {
+        if !seen.lock().unwrap().contains(&announced) {
             broken.push(format!("{sql} ({outcome:?}) did not reach the plant {label:?}: {:?}", seen.lock().unwrap()));
         }
     }
