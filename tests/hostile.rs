@@ -1155,6 +1155,20 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
         ahead(3)
     ))
     .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    // The plants are in place: the guard's trigger on both of app's tables,
+    // fired by app's inserts (enabled for local sessions, and ALWAYS), each
+    // table holding its row ahead of the clock.
+    let planted = node.query_text(
+        "SELECT string_agg(format('%s:%s:%s', c.relname, t.tgenabled, t.tgfoid::regproc), ',' ORDER BY c.relname)
+           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+          WHERE c.relname IN ('mine', 'also') AND NOT t.tgisinternal",
+    );
+    assert_eq!(planted, "also:A:snowflake_id_received,mine:O:snowflake_id_received", "app's triggers");
+    let rows_ahead = node.query_i64(
+        "SELECT (SELECT count(*) FROM mine WHERE (snowflake_decode(id)).ts > now() + interval '2 minutes')
+              + (SELECT count(*) FROM also WHERE (snowflake_decode(id)).ts > now() + interval '2 minutes')",
+    );
+    assert_eq!(rows_ahead, 2, "app's rows ahead of the clock");
     let mut violations = vec![];
     let lead_ms = node.query_i64(
         "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
@@ -1256,6 +1270,17 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
          INSERT INTO pglogical.subscription VALUES (1, 'lookalike', 1);"
     ))
     .unwrap_or_else(|e| panic!("app's look-alike of pglogical: {}", describe(&e)));
+    // The look-alike works: a reader of pglogical's catalog by name finds
+    // app's connection string there (no pglogical is installed here).
+    let read: String = subscriber
+        .connect()
+        .query_one(
+            "SELECT i.if_dsn FROM pglogical.subscription s JOIN pglogical.node_interface i ON i.if_id = s.sub_origin_if",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("read the look-alike: {}", describe(&e)))
+        .get(0);
+    assert_eq!(read, chosen_dsn, "app's look-alike of pglogical's catalog");
     if common::pg_major() >= 16 {
         subscriber.sql("GRANT pg_create_subscription TO app");
         app.batch_execute(&format!(
