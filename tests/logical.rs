@@ -1015,3 +1015,40 @@ fn a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead() {
     assert!(problem.contains("worker id 6 is used by a logical replication peer too"), "{problem:?}");
     assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
 }
+
+/// A guard trigger that names a column the table no longer has lets the
+/// row in and says so, rate-limited; its hint is the typed, schema-qualified
+/// call that makes the trigger anew (issue 40: an unqualified
+/// `snowflake_logical_guard()` is another role's to make ambiguous), and
+/// that call, run as the hint says, does.
+#[test]
+fn a_trigger_naming_a_missing_column_is_named_with_the_call_that_remakes_it() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 7"]);
+    create_table(&subscriber, TABLE);
+    // Made by hand with event triggers off (replica mode), so that the
+    // event trigger does not remake it at once.
+    subscriber.sql(
+        "SET session_replication_role = replica;
+         DROP TRIGGER snowflake_id_received ON t;
+         CREATE TRIGGER snowflake_id_received BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION snowflake_id_received('gone');
+         ALTER TABLE t ENABLE REPLICA TRIGGER snowflake_id_received;",
+    );
+    subscribe(&subscriber, &publisher, "s", false);
+    publisher.sql("INSERT INTO t (node) VALUES ('p')");
+    wait_until("the row applied", Duration::from_secs(30), || {
+        subscriber.query_i64("SELECT count(*) FROM t WHERE node = 'p'") == 1
+    });
+    let call = "SELECT * FROM public.snowflake_logical_guard('public.t'::pg_catalog.regclass);";
+    let log = subscriber.log();
+    assert!(
+        log.lines().any(|l| l.contains("WARNING:") && l.contains("names column \"gone\"") && l.contains(call)),
+        "no WARNING with the call {call}:\n{log}"
+    );
+    let remade = subscriber
+        .query_text(&format!("SELECT string_agg(table_name::text, ',') FROM ({}) g", call.trim_end_matches(';')));
+    assert_eq!(remade, "t");
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+}
