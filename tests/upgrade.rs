@@ -494,5 +494,25 @@ fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
     assert_eq!(made, ["busy"], "{hint}");
     assert!(guarded(&mut c, "busy"));
     drop(staging);
+    // Called by app: the DBA's table left unguarded (made with event
+    // triggers off) is not app's to guard, and is named; app's own new
+    // table is guarded all the same.
+    c.batch_execute(
+        "SET session_replication_role = replica;
+         CREATE TABLE dba_only (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+         RESET session_replication_role;",
+    )
+    .unwrap();
+    let (mut app, warnings) = collecting_warnings(&mut as_app);
+    app.batch_execute("CREATE TABLE public.mine (id bigint DEFAULT snowflake_nextval())").unwrap();
+    let made: Vec<String> = app
+        .query("SELECT table_name::text FROM snowflake_logical_guard()", &[])
+        .unwrap_or_else(|e| panic!("app's snowflake_logical_guard() aborted: {e:?}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(made.is_empty(), "{made:?}");
+    assert!(named(&warnings.lock().unwrap(), "public.dba_only", "permission denied"), "{:?}", warnings.lock().unwrap());
+    assert!(guarded(&mut c, "mine"));
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
