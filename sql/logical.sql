@@ -26,14 +26,25 @@ COMMENT ON FUNCTION snowflake_id_received() IS
 -- watches. A table whose trigger is already right is left alone (so that
 -- the event trigger below, which the ALTER TABLE here fires again, stops).
 -- Runs as its caller: only a table's owner can put a trigger on it.
+--
+-- Each table on its own (issue 40): a table it cannot guard (a trigger of
+-- that name cloned from a partitioned parent, another session's temporary
+-- table, a table of another role, a lock not granted within the function's
+-- lock_timeout) is named in a WARNING and left, in a subtransaction of its
+-- own, so that one such table neither aborts the whole call nor keeps the
+-- caller waiting while it holds the locks of the tables already done. The
+-- SET clause restores the caller's lock_timeout on return.
 CREATE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = '2s'
 AS $guard$
 DECLARE
     r record;
     args text;
+    done boolean;
+    lookalikes text;
 BEGIN
     FOR r IN
         SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
@@ -48,6 +59,7 @@ BEGIN
           JOIN pg_catalog.pg_class c ON c.oid = d.adrelid AND c.relkind = 'r'
          WHERE tbl IS NULL OR d.adrelid = tbl
          GROUP BY a.attrelid
+         ORDER BY a.attrelid
     LOOP
         -- A trigger already there with these columns, enabled as REPLICA (or
         -- ALWAYS, or disabled: the DBA's choice, kept): done. One enabled
@@ -62,16 +74,42 @@ BEGIN
                                  FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
         SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
           FROM pg_catalog.unnest(r.cols) AS col;
-        -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
-        IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
-                    WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
-            EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
-        END IF;
-        EXECUTE pg_catalog.format(
-            'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
-            r.rel::pg_catalog.regclass, '@extschema@', args);
-        EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
-                                  r.rel::pg_catalog.regclass);
+        done := false;
+        BEGIN
+            -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
+            IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
+                EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+            END IF;
+            EXECUTE pg_catalog.format(
+                'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
+                r.rel::pg_catalog.regclass, '@extschema@', args);
+            EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
+                                      r.rel::pg_catalog.regclass);
+            done := true;
+        EXCEPTION WHEN OTHERS THEN
+            -- Functions of this name that are not the extension's make the
+            -- hint's call ambiguous: named, so that the DBA drops them first.
+            SELECT pg_catalog.string_agg(pg_catalog.format('%s (owned by role %s)', p.oid::pg_catalog.regprocedure,
+                                                           p.proowner::pg_catalog.regrole), ', ' ORDER BY p.oid)
+              INTO lookalikes
+              FROM pg_catalog.pg_proc p
+             WHERE p.proname = 'snowflake_logical_guard'
+               AND p.pronamespace = (SELECT e.extnamespace FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake_id')
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                WHERE m.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND m.objid = p.oid
+                                  AND m.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND m.deptype = 'e');
+            RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
+                          r.rel::pg_catalog.regclass, SQLERRM
+                USING HINT = pg_catalog.format(
+                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.',
+                    CASE WHEN lookalikes IS NOT NULL
+                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
+                                                lookalikes) ELSE '' END,
+                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+        END;
+        CONTINUE WHEN NOT done;
         table_name := r.rel;
         columns := r.cols;
         RETURN NEXT;
@@ -86,6 +124,14 @@ COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
 -- restore (pg_dump's scripts set check_function_bodies = off) is left alone:
 -- the dump carries the triggers of the tables it restores, and a trigger
 -- made here first would make the dump's CREATE TRIGGER fail.
+--
+-- The work of snowflake_logical_guard(tbl) is written out here rather than
+-- called (issue 40): a call by name from PL/pgSQL is resolved at every run,
+-- and another role's snowflake_logical_guard(regclass, integer DEFAULT 0)
+-- beside the extension's made it "not unique", so that every later table
+-- went unguarded with only a WARNING. What this body names is a relation,
+-- a catalog function or an exact signature (regprocedure, CREATE TRIGGER's
+-- lookup of a trigger function), none of which an overload can change.
 CREATE FUNCTION snowflake_logical_guard_ddl()
     RETURNS event_trigger
     LANGUAGE plpgsql VOLATILE
@@ -93,6 +139,8 @@ CREATE FUNCTION snowflake_logical_guard_ddl()
 AS $ddl$
 DECLARE
     r record;
+    args text;
+    lookalikes text;
 BEGIN
     -- A restore: pg_dump's scripts (and pg_restore, and pg_upgrade's) turn
     -- check_function_bodies off, which sessions otherwise hardly ever do.
@@ -107,34 +155,73 @@ BEGIN
     END IF;
     -- The tables made or changed, and the leaf partitions of a partitioned
     -- one (a default set, a partition attached, on the parent reaches them),
-    -- that have a column defaulting to the extension's snowflake_nextval():
-    -- read from the catalogs alone, so that other tables cost nothing and
-    -- need no USAGE on the extension's schema.
+    -- with their bigint columns defaulting to the extension's
+    -- snowflake_nextval(): read from the catalogs alone, so that other
+    -- tables cost nothing and need no USAGE on the extension's schema.
     FOR r IN
-        SELECT DISTINCT t.relid AS objid
-          FROM pg_catalog.pg_event_trigger_ddl_commands() c
-         CROSS JOIN LATERAL (SELECT c.objid AS relid
-                             UNION
-                             SELECT p.relid FROM pg_catalog.pg_partition_tree(c.objid) p WHERE p.isleaf) t
-         WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.object_type = 'table'
-           AND EXISTS (
-               SELECT FROM pg_catalog.pg_attrdef d
-                 JOIN pg_catalog.pg_depend dep
-                   ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
-                  AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-                 JOIN pg_catalog.pg_proc f ON f.oid = dep.refobjid AND f.proname = 'snowflake_nextval'
-                 JOIN pg_catalog.pg_depend member
-                   ON member.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND member.objid = f.oid
-                  AND member.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND member.deptype = 'e'
-                 JOIN pg_catalog.pg_extension e ON e.oid = member.refobjid AND e.extname = 'snowflake_id'
-                WHERE d.adrelid = t.relid)
+        SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
+          FROM (SELECT DISTINCT t.relid
+                  FROM pg_catalog.pg_event_trigger_ddl_commands() c
+                 CROSS JOIN LATERAL (SELECT c.objid AS relid
+                                     UNION
+                                     SELECT p.relid FROM pg_catalog.pg_partition_tree(c.objid) p WHERE p.isleaf) t
+                 WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.object_type = 'table') t
+          JOIN pg_catalog.pg_class rc ON rc.oid = t.relid AND rc.relkind = 'r'
+          JOIN pg_catalog.pg_attrdef d ON d.adrelid = t.relid
+          JOIN pg_catalog.pg_depend dep
+            ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
+           AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+          JOIN pg_catalog.pg_proc f ON f.oid = dep.refobjid AND f.proname = 'snowflake_nextval' AND f.pronargs = 0
+          JOIN pg_catalog.pg_depend member
+            ON member.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND member.objid = f.oid
+           AND member.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND member.deptype = 'e'
+          JOIN pg_catalog.pg_extension e ON e.oid = member.refobjid AND e.extname = 'snowflake_id'
+          JOIN pg_catalog.pg_attribute a
+            ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND NOT a.attisdropped
+           AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+         GROUP BY a.attrelid
+         ORDER BY a.attrelid
     LOOP
+        -- As in snowflake_logical_guard(): a right trigger is left alone.
+        CONTINUE WHEN EXISTS (
+            SELECT FROM pg_catalog.pg_trigger t
+             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
+               AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
+               AND t.tgargs = (SELECT pg_catalog.string_agg(
+                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
+                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
+                                 FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
+        SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
+          FROM pg_catalog.unnest(r.cols) AS col;
         BEGIN
-            PERFORM @extschema@.snowflake_logical_guard(r.objid::pg_catalog.regclass);
+            IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
+                EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+            END IF;
+            EXECUTE pg_catalog.format(
+                'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
+                r.rel::pg_catalog.regclass, '@extschema@', args);
+            EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
+                                      r.rel::pg_catalog.regclass);
         EXCEPTION WHEN OTHERS THEN
-            RAISE WARNING 'snowflake_id: could not put the logical replication guard on table %: %',
-                          r.objid::pg_catalog.regclass, SQLERRM
-                USING HINT = 'Run SELECT snowflake_logical_guard(); as the table''s owner.';
+            SELECT pg_catalog.string_agg(pg_catalog.format('%s (owned by role %s)', p.oid::pg_catalog.regprocedure,
+                                                           p.proowner::pg_catalog.regrole), ', ' ORDER BY p.oid)
+              INTO lookalikes
+              FROM pg_catalog.pg_proc p
+             WHERE p.proname = 'snowflake_logical_guard'
+               AND p.pronamespace = (SELECT e.extnamespace FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake_id')
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                WHERE m.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND m.objid = p.oid
+                                  AND m.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND m.deptype = 'e');
+            RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
+                          r.rel::pg_catalog.regclass, SQLERRM
+                USING HINT = pg_catalog.format(
+                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.',
+                    CASE WHEN lookalikes IS NOT NULL
+                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
+                                                lookalikes) ELSE '' END,
+                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
         END;
     END LOOP;
 END;

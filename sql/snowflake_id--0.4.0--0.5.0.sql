@@ -868,10 +868,51 @@ CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
 
 -- Not with Citus in the database: it refuses to distribute a table that has
 -- a trigger (the event trigger above leaves such databases alone too).
+--
+-- Each table on its own (issue 40): one the guard cannot be put on (a
+-- trigger of that name cloned from a partitioned parent, another session's
+-- temporary table, a lock another transaction holds past a short
+-- lock_timeout) is named in a WARNING and left for the DBA, in a
+-- subtransaction of its own, so that the update still reaches its version
+-- and never waits long while it holds the locks of the tables already
+-- guarded. The lock_timeout set here is the session's again afterwards.
 DO $put$
+DECLARE
+    r record;
+    saved pg_catalog.text := pg_catalog.current_setting('lock_timeout');
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'::pg_catalog.name) THEN
-        PERFORM pg_catalog.count(*) FROM @extschema@.snowflake_logical_guard();
+    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'::pg_catalog.name) THEN
+        RETURN;
     END IF;
+    FOR r IN
+        SELECT DISTINCT d.adrelid AS rel, pg_catalog.format('%I.%I', n.nspname, c.relname) AS shown
+          FROM pg_catalog.pg_attrdef d
+          JOIN pg_catalog.pg_depend dep
+            ON dep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid
+           AND dep.objid OPERATOR(pg_catalog.=) d.oid
+           AND dep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+           AND dep.refobjid OPERATOR(pg_catalog.=) '@extschema@.snowflake_nextval()'::pg_catalog.regprocedure::pg_catalog.oid
+          JOIN pg_catalog.pg_attribute a
+            ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+           AND NOT a.attisdropped
+           AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::pg_catalog.oid
+          JOIN pg_catalog.pg_class c
+            ON c.oid OPERATOR(pg_catalog.=) d.adrelid AND c.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char"
+          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+         ORDER BY d.adrelid
+    LOOP
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
+            PERFORM pg_catalog.count(*) FROM @extschema@.snowflake_logical_guard(r.rel::pg_catalog.regclass);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
+                          r.shown, SQLERRM
+                USING HINT = pg_catalog.format(
+                    'Once that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.',
+                    '@extschema@', r.shown);
+        END;
+        PERFORM pg_catalog.set_config('lock_timeout', saved, true);
+    END LOOP;
 END
 $put$;

@@ -296,6 +296,7 @@ fn plant(cluster: &Cluster, db: &str, setup: &str) {
     app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
     app.batch_execute(NOTE).unwrap_or_else(|e| panic!("plant the recorder as app: {}", describe(&e)));
     app.batch_execute(&plant_sql(false)).unwrap_or_else(|e| panic!("plant as app: {}", describe(&e)));
+    prove_plants(cluster, db, setup, &catalog_plant_calls());
 }
 
 /// The look-alikes under the extension's names and on its types, once the
@@ -304,6 +305,98 @@ fn plant_on_types(cluster: &Cluster, db: &str, setup: &str) {
     let mut app = app_client(cluster, db);
     app.batch_execute(setup).unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
     app.batch_execute(&plant_sql(true)).unwrap_or_else(|e| panic!("plant on types as app: {}", describe(&e)));
+    prove_plants(cluster, db, setup, &extension_plant_calls());
+}
+
+/// The positive control of every scenario (issue 40, item 5): `app` calls
+/// each of its plants itself, the way a call left unbound would reach it
+/// (`public` first on the path, the loosely typed arguments the library once
+/// sent), and each must announce itself to app's session. A plant broken by
+/// a typo or a changed signature fails here, instead of leaving its scenario
+/// to pass because nothing could have called it. A forwarding plant may fail
+/// after it announced itself (garbage arguments): the announcement counts.
+fn prove_plants(cluster: &Cluster, db: &str, setup: &str, calls: &[(String, String)]) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let mut cfg = cluster.config();
+    cfg.user("app").dbname(db).notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
+    let mut app = cfg.connect(NoTls).unwrap_or_else(|e| panic!("connect as app: {e}"));
+    app.batch_execute(&format!("{setup}; SET search_path = public, pg_catalog"))
+        .unwrap_or_else(|e| panic!("{setup}: {}", describe(&e)));
+    let mut broken = vec![];
+    for (sql, label) in calls {
+        seen.lock().unwrap().clear();
+        let outcome = app.batch_execute(sql).map_err(|e| describe(&e));
+        let announced = format!("{MARKER} {label} as app (session app)");
+        if !seen.lock().unwrap().contains(&announced) {
+            broken.push(format!("{sql} ({outcome:?}) did not reach the plant {label:?}: {:?}", seen.lock().unwrap()));
+        }
+    }
+    assert!(broken.is_empty(), "a plant does not work, so its scenario proves nothing:\n  {}", broken.join("\n  "));
+}
+
+/// Calls that reach each look-alike of PostgreSQL's own objects (and
+/// Citus's relations), with their labels.
+fn catalog_plant_calls() -> Vec<(String, String)> {
+    let mut calls: Vec<(String, String)> = [
+        ("SELECT quote_ident('x'::name)", "quote_ident(v name)"),
+        ("SELECT set_config('hostile.x'::text, 'v'::text, false)", "set_config(n text, v text, l boolean)"),
+        ("SELECT set_config('hostile.x'::name, 'v'::text, false)", "set_config(n name, v text, l boolean)"),
+        ("SELECT to_regclass('x'::text)", "to_regclass(v text)"),
+        ("SELECT to_regclass('x'::name)", "to_regclass(v name)"),
+        (
+            "SELECT json_build_object('a'::text, 1::bigint, 'c'::text, 'd'::text, 'e'::text, 'f'::text)",
+            "json_build_object(a text, b bigint, c text, d text, e text, f text)",
+        ),
+        ("SELECT * FROM pg_dist_local_group", "pg_dist_local_group"),
+        ("SELECT * FROM pg_dist_node", "pg_dist_node"),
+    ]
+    .iter()
+    .map(|(sql, label)| (sql.to_string(), label.to_string()))
+    .collect();
+    for (left, right) in [("integer", "text"), ("text", "integer"), ("bigint", "text"), ("text", "bigint")] {
+        calls.push((format!("SELECT '1'::{left} || '1'::{right}"), format!("||({left}, {right})")));
+    }
+    for (t, v) in [("bigint", "1"), ("integer", "1"), ("timestamptz", "now"), ("text", "1"), ("name", "1")] {
+        for op in ["=", "<"] {
+            calls.push((format!("SELECT '{v}'::{t} {op} '{v}'::{t}"), format!("{op}({t}, {t})")));
+        }
+    }
+    calls
+}
+
+/// Calls that reach each look-alike under the extension's names and on its
+/// type, with their labels: typed exactly as the plant, which beats the
+/// extension's function of the same name in the same schema.
+fn extension_plant_calls() -> Vec<(String, String)> {
+    let mut calls = vec![];
+    for (signature, _, _) in SHADOWS.iter().filter(|(s, _, _)| s.starts_with("snowflake_")) {
+        let (name, args) = signature.trim_end_matches(')').split_once('(').expect("a signature");
+        let nulls: Vec<String> =
+            args.split(", ").map(|a| format!("NULL::{}", a.split_once(' ').expect("name and type").1)).collect();
+        calls.push((format!("SELECT public.{name}({})", nulls.join(", ")), signature.to_string()));
+    }
+    for (name, n) in [
+        ("snowflake_registry_acquire", 12),
+        ("snowflake_registry_renew", 6),
+        ("snowflake_registry_release", 5),
+        ("snowflake_registry_history_of", 4),
+        ("snowflake_registry_record_history", 7),
+    ] {
+        let args = vec!["'x'::text"; n].join(", ");
+        calls.push((format!("SELECT * FROM public.{name}({args})"), format!("{name}(text x {n})")));
+    }
+    calls.push(("SELECT public.snowflake_decode(NULL::integer)".into(), "snowflake_decode(integer)".into()));
+    calls.push(("SELECT public.snowflake_decode(NULL::text)".into(), "snowflake_decode(text)".into()));
+    for op in ["=", "<"] {
+        calls.push((
+            format!(
+                "SELECT public.snowflake_decode(1::bigint) OPERATOR(public.{op}) public.snowflake_decode(2::bigint)"
+            ),
+            format!("{op}(snowflake_parts, snowflake_parts)"),
+        ));
+    }
+    calls
 }
 
 /// What `app` gained or ran in `db` of `cluster`, one line each: what
@@ -324,7 +417,9 @@ fn recorded_harm(cluster: &Cluster, db: &str, name: &str) -> Vec<String> {
     let calls = c
         .query(
             "SELECT format('%s as %s (session %s), %s time(s)', fn, current_role_name, session_role_name, count(*))
-               FROM public.hostile_calls GROUP BY fn, current_role_name, session_role_name ORDER BY min(at)",
+               FROM public.hostile_calls
+              WHERE NOT (current_role_name = 'app' AND session_role_name = 'app')
+              GROUP BY fn, current_role_name, session_role_name ORDER BY min(at)",
             &[],
         )
         .unwrap_or_else(|e| panic!("read hostile_calls: {}", describe(&e)));
@@ -356,7 +451,13 @@ fn recorded_harm(cluster: &Cluster, db: &str, name: &str) -> Vec<String> {
 fn logged_calls(cluster: &Cluster, name: &str) -> Vec<String> {
     let log = cluster.log();
     let mut calls: Vec<(&str, usize)> = vec![];
-    for call in log.lines().filter_map(|l| l.split_once(MARKER)).map(|(_, call)| call.trim()) {
+    // app's own calls in its own session (the positive controls) are no harm.
+    let calls_of_others = log
+        .lines()
+        .filter_map(|l| l.split_once(MARKER))
+        .map(|(_, call)| call.trim())
+        .filter(|call| !call.ends_with(" as app (session app)"));
+    for call in calls_of_others {
         match calls.iter_mut().find(|(c, _)| *c == call) {
             Some((_, n)) => *n += 1,
             None => calls.push((call, 1)),
@@ -545,6 +646,7 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     app_client(&coordinator, "postgres")
         .batch_execute(&format!("{NO_PROPAGATION}; {CHECK_OVERLOADS}"))
         .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
+    prove_plants(&coordinator, "postgres", NO_PROPAGATION, &check_overload_calls());
     // A worker without the extension (created on the coordinator before
     // Citus, a node added by hand...): app's own view under the name of the
     // extension's status view, whose function runs as whoever reads it
@@ -579,6 +681,10 @@ fn citus_watch_and_check_never_reach_planted_objects() {
         }
         Err(e) => violations.push(format!("snowflake_cluster_check() failed: {}", describe(&e))),
     }
+    // Each round of the watch logs its last query, whose text only the
+    // watch sends: the rounds are counted in the log below.
+    coordinator.sql(&format!("{NO_PROPAGATION}; ALTER DATABASE postgres SET log_statement = 'all'"));
+    let rounds = || coordinator.log().matches("SELECT c.node, c.problem FROM").count();
     // The watch: at most 10 s after the extension exists, it checks and
     // warns of the shared worker id.
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -589,8 +695,17 @@ fn citus_watch_and_check_never_reach_planted_objects() {
         }
         thread::sleep(Duration::from_millis(500));
     }
-    // One more round of the watch, past the first warning.
-    thread::sleep(Duration::from_secs(11));
+    // Two more rounds of the watch begun past the first warning, so that
+    // one has ended; the warning itself is not repeated for 10 minutes.
+    let seen = rounds();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while rounds() < seen + 2 {
+        if Instant::now() > deadline {
+            violations.push(format!("the cluster watch ran {} more round(s) in 40 s, not 2", rounds() - seen));
+            break;
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
     assert_unharmed(
         &[(&coordinator, "postgres", "coordinator"), (&worker, "postgres", "worker1"), (&bare, "postgres", "worker2")],
         violations,
@@ -608,6 +723,14 @@ CREATE FUNCTION public.snowflake_cluster_check(x integer DEFAULT 0)
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text) LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $s$ BEGIN PERFORM public.hostile_note('snowflake_cluster_check(integer)'); END $s$;";
+
+/// Calls that reach each of [`CHECK_OVERLOADS`], with their labels.
+fn check_overload_calls() -> Vec<(String, String)> {
+    ["snowflake_logical_peers", "snowflake_cluster_check"]
+        .iter()
+        .map(|f| (format!("SELECT * FROM public.{f}(1)"), format!("{f}(integer)")))
+        .collect()
+}
 
 /// Review of 0.6.0 (rev33), item 3: the check read
 /// `snowflake_logical_peers()` by name, so `app`'s overload with a defaulted
@@ -630,6 +753,13 @@ fn overloads_of_the_checks_functions_neither_silence_nor_run() {
     app_client(&subscriber, "postgres")
         .batch_execute(CHECK_OVERLOADS)
         .unwrap_or_else(|e| panic!("plant overloads of the check: {}", describe(&e)));
+    prove_plants(&subscriber, "postgres", "", &check_overload_calls());
+    // ... and they make the calls by name of 0.6.0 ambiguous.
+    for unbound in ["SELECT * FROM public.snowflake_logical_peers()", "SELECT * FROM public.snowflake_cluster_check()"]
+    {
+        let e = subscriber.sql_error(unbound);
+        assert_eq!(e.code, "42725", "{unbound} is not made ambiguous by the plants: {e:?}");
+    }
     let mut violations = vec![];
     // (A call of snowflake_cluster_check() by name is app's to make
     // ambiguous: docs/replication.md says to read the view.)
@@ -730,6 +860,22 @@ fn convert_refuses_a_referencing_table_of_another_role() {
              $t$;",
         )
         .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    // The plants work: app's own insert runs the CHECK, its update the trigger.
+    prove_plants(
+        &node,
+        "postgres",
+        "",
+        &[
+            (
+                "INSERT INTO public.order_lines (order_id) VALUES (2)".into(),
+                "line_ok(bigint), a CHECK of app's order_lines".into(),
+            ),
+            (
+                "UPDATE public.visit_notes SET visit_id = visit_id WHERE id = 1".into(),
+                "visit_trigger(), a trigger of app's visit_notes".into(),
+            ),
+        ],
+    );
     let mut violations = vec![];
     let mut c = node.connect();
     for (sql, table) in [
@@ -1008,6 +1154,20 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
         ahead(3)
     ))
     .unwrap_or_else(|e| panic!("app's tables: {}", describe(&e)));
+    // The plants are in place: the guard's trigger on both of app's tables,
+    // fired by app's inserts (enabled for local sessions, and ALWAYS), each
+    // table holding its row ahead of the clock.
+    let planted = node.query_text(
+        "SELECT string_agg(format('%s:%s:%s', c.relname, t.tgenabled, t.tgfoid::regproc), ',' ORDER BY c.relname)
+           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+          WHERE c.relname IN ('mine', 'also') AND NOT t.tgisinternal",
+    );
+    assert_eq!(planted, "also:A:snowflake_id_received,mine:O:snowflake_id_received", "app's triggers");
+    let rows_ahead = node.query_i64(
+        "SELECT (SELECT count(*) FROM mine WHERE (snowflake_decode(id)).ts > now() + interval '2 minutes')
+              + (SELECT count(*) FROM also WHERE (snowflake_decode(id)).ts > now() + interval '2 minutes')",
+    );
+    assert_eq!(rows_ahead, 2, "app's rows ahead of the clock");
     let mut violations = vec![];
     let lead_ms = node.query_i64(
         "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
@@ -1035,26 +1195,52 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
 /// with app's shadows planted is checked too: nothing planted runs.
 #[test]
 fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    // Accepts and drops every connection (libpq fails at once), counting them.
+    // Accepts and drops every connection (libpq fails at once), counting
+    // them, apart from the test's own probes (their first byte is 'P';
+    // libpq's first message starts with a zero byte), counted on their own.
     let listen = || {
         let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
         let port = listener.local_addr().expect("address").port();
-        let count = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&count);
+        let (count, probes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (counted, probed) = (Arc::clone(&count), Arc::clone(&probes));
         thread::spawn(move || {
             for stream in listener.incoming() {
-                counted.fetch_add(1, Ordering::SeqCst);
-                drop(stream);
+                let Ok(mut stream) = stream else { continue };
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+                let mut first = [0u8; 1];
+                if matches!(stream.read(&mut first), Ok(1)) && first[0] == b'P' {
+                    probed.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
             }
         });
-        (port, count)
+        (port, count, probes)
     };
-    let (trusted, trusted_count) = listen();
-    let (chosen, chosen_count) = listen();
+    let (trusted, trusted_count, trusted_probes) = listen();
+    let (chosen, chosen_count, chosen_probes) = listen();
+    // Until each listener has taken in every connection made so far: a
+    // probe is accepted after every connection made before it, so once the
+    // probe is counted, so is every connection of the check before it (a
+    // wait on the event, with a bound that fails loudly; not a sleep).
+    let settle = || {
+        for (port, probes) in [(trusted, &trusted_probes), (chosen, &chosen_probes)] {
+            let before = probes.load(Ordering::SeqCst);
+            let mut probe = std::net::TcpStream::connect(("127.0.0.1", port)).expect("probe the listener");
+            probe.write_all(b"P").expect("probe the listener");
+            drop(probe);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while probes.load(Ordering::SeqCst) == before {
+                assert!(Instant::now() < deadline, "the listener on port {port} did not take the probe in 10 s");
+                thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
 
     let publisher = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 2"]);
     plant(&publisher, "postgres", "");
@@ -1083,6 +1269,17 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
          INSERT INTO pglogical.subscription VALUES (1, 'lookalike', 1);"
     ))
     .unwrap_or_else(|e| panic!("app's look-alike of pglogical: {}", describe(&e)));
+    // The look-alike works: a reader of pglogical's catalog by name finds
+    // app's connection string there (no pglogical is installed here).
+    let read: String = subscriber
+        .connect()
+        .query_one(
+            "SELECT i.if_dsn FROM pglogical.subscription s JOIN pglogical.node_interface i ON i.if_id = s.sub_origin_if",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("read the look-alike: {}", describe(&e)))
+        .get(0);
+    assert_eq!(read, chosen_dsn, "app's look-alike of pglogical's catalog");
     if common::pg_major() >= 16 {
         subscriber.sql("GRANT pg_create_subscription TO app");
         app.batch_execute(&format!(
@@ -1118,7 +1315,7 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         }
         Err(e) => violations.push(format!("app's check failed: {e}")),
     }
-    thread::sleep(Duration::from_millis(300));
+    settle();
     if trusted_count.load(Ordering::SeqCst) + chosen_count.load(Ordering::SeqCst) > 0 {
         violations.push("app's call connected to a publisher".into());
     }
@@ -1148,7 +1345,7 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         }
         Err(e) => violations.push(format!("the superuser's check failed: {e}")),
     }
-    thread::sleep(Duration::from_millis(300));
+    settle();
     let chosen_seen = chosen_count.load(Ordering::SeqCst);
     if chosen_seen > 0 {
         violations.push(format!("{chosen_seen} connections to the host app chose"));
@@ -1157,4 +1354,90 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
         violations.push("the superuser's subscription was not checked".into());
     }
     assert_unharmed(&[(&subscriber, "postgres", "subscriber"), (&publisher, "postgres", "publisher")], violations);
+}
+
+/// Issue 40, item 3 of the review: `app`'s overloads of the guard function
+/// in the extension's schema. With a defaulted second argument, 0.6.0's
+/// event trigger, which called `snowflake_logical_guard(regclass)` by name,
+/// got "not unique" at every `CREATE TABLE` of every role: the table went
+/// unguarded with only a WARNING. A zero-argument one made the call the
+/// WARNING's HINT gave (`SELECT snowflake_logical_guard();`) fail the same
+/// way. Each plant is first shown to work (app calls its own; the unbound
+/// calls fail with 42725); then a superuser's new table is guarded, nothing
+/// planted runs, and a table the event trigger cannot guard gets a HINT
+/// that names both look-alikes and their owner.
+#[test]
+fn overloads_of_the_logical_guard_neither_silence_it_nor_run() {
+    let node = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    plant(&node, "postgres", "");
+    node.sql("CREATE EXTENSION snowflake_id");
+    let mut app = app_client(&node, "postgres");
+    app.batch_execute(
+        "CREATE FUNCTION public.snowflake_logical_guard(tbl regclass, x integer DEFAULT 0)
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+         AS $s$ BEGIN PERFORM public.hostile_note('snowflake_logical_guard(regclass, integer)'); END $s$;
+         CREATE FUNCTION public.snowflake_logical_guard()
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+         AS $s$ BEGIN PERFORM public.hostile_note('snowflake_logical_guard()'); END $s$;",
+    )
+    .unwrap_or_else(|e| panic!("plant the guard's overloads: {}", describe(&e)));
+    // The plants work: app's own call of one reaches it, and the calls by
+    // name that 0.6.0 made (the event trigger's, the HINT's) are ambiguous.
+    app.query("SELECT * FROM public.snowflake_logical_guard(NULL::regclass, 1)", &[])
+        .unwrap_or_else(|e| panic!("app's call of its own plant: {}", describe(&e)));
+    let own_calls = node.query_i64(
+        "SELECT count(*) FROM public.hostile_calls
+          WHERE fn = 'snowflake_logical_guard(regclass, integer)' AND current_role_name = 'app'",
+    );
+    assert_eq!(own_calls, 1, "the planted overload is not what app's call reached");
+    for unbound in
+        ["SELECT * FROM public.snowflake_logical_guard(NULL::regclass)", "SELECT * FROM snowflake_logical_guard()"]
+    {
+        let e = node.sql_error(unbound);
+        assert_eq!(e.code, "42725", "{unbound} is not made ambiguous by the plants: {e:?}");
+    }
+
+    let mut violations = vec![];
+    let (mut dba, warnings) = node.connect_collecting_notices();
+    dba.batch_execute("CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), body text)")
+        .unwrap_or_else(|e| panic!("the DBA's table: {}", describe(&e)));
+    let guarded = node.query_text(
+        "SELECT coalesce(string_agg(tgenabled::text, ','), 'none') FROM pg_trigger
+          WHERE tgrelid = 'events'::regclass AND tgname = 'snowflake_id_received'",
+    );
+    if guarded != "R" {
+        violations.push(format!("the DBA's new table is not guarded ({guarded}): {:?}", warnings.lock()));
+    }
+    // A table the guard cannot be put on (app's own trigger of that name on
+    // the partitioned parent, cloned onto the partition): the HINT's call,
+    // and what is in its way.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let mut cfg = node.config();
+    cfg.user("app").notice_callback(move |n| {
+        sink.lock().unwrap().push(format!("{} | {}", n.message(), n.hint().unwrap_or("")));
+    });
+    cfg.connect(NoTls)
+        .unwrap_or_else(|e| panic!("connect as app: {e}"))
+        .batch_execute(
+            "CREATE TABLE public.parts (id bigint DEFAULT public.snowflake_nextval(), v int) PARTITION BY RANGE (v);
+             CREATE FUNCTION public.audit() RETURNS trigger LANGUAGE plpgsql AS $t$ BEGIN RETURN NEW; END $t$;
+             CREATE TRIGGER snowflake_id_received BEFORE INSERT ON public.parts
+                 FOR EACH ROW EXECUTE FUNCTION public.audit();
+             CREATE TABLE public.parts_1 PARTITION OF public.parts FOR VALUES FROM (0) TO (100);",
+        )
+        .unwrap_or_else(|e| panic!("app's partitioned table: {}", describe(&e)));
+    let hint = seen.lock().unwrap().iter().find(|w| w.contains("is not on table public.parts_1")).cloned();
+    match hint {
+        Some(w)
+            if [
+                "public.snowflake_logical_guard(regclass,integer) (owned by role app)",
+                "public.snowflake_logical_guard() (owned by role app)",
+                "'public.parts_1'::pg_catalog.regclass",
+            ]
+            .iter()
+            .all(|part| w.contains(part)) => {}
+        other => violations.push(format!("the WARNING does not name the look-alikes and the call: {other:?}")),
+    }
+    assert_unharmed(&[(&node, "postgres", "node")], violations);
 }

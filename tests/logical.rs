@@ -557,8 +557,15 @@ fn the_guard_is_on_every_table_with_a_snowflake_default_and_only_there() {
     assert_eq!(guarded, "later:R,pp1:R,pp2:R,t:R");
     // Made again by hand: nothing to do.
     assert_eq!(n.query_i64("SELECT count(*) FROM snowflake_logical_guard()"), 0);
-    // A local insert never fires it (it is a REPLICA trigger).
-    n.sql("INSERT INTO t (node) VALUES ('local')");
+    // A local insert never fires it (it is a REPLICA trigger): a row of this
+    // server's worker id four minutes ahead, inserted by a local session,
+    // leaves the next ID at the clock and raises no problem.
+    n.sql(&format!("INSERT INTO t (id, node) VALUES ({}, 'local')", ahead_sql(4, 4)));
+    let lead_ms = n.query_i64(
+        "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
+    );
+    assert!(lead_ms < 60_000, "a local insert moved the generator {lead_ms} ms ahead");
+    assert_eq!(n.query_text("SELECT coalesce(problem, '') FROM snowflake_id_status"), "");
 }
 
 /// pg_dump carries the guard's triggers; the event trigger stays out of the
@@ -859,8 +866,18 @@ fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_n
         subscriber.socket_dir().display(),
         subscriber.port
     ));
+    // A publisher that does share worker id 9: named alone, so the check
+    // compared every publisher above and found nothing to say of them.
+    let peer = node(&["snowflake_id.worker_id = 9"]);
+    subscriber
+        .sql(&format!("CREATE SUBSCRIPTION s4 CONNECTION '{}' PUBLICATION p WITH (connect = false)", conninfo(&peer)));
     let rows = cluster_problems(&subscriber);
-    assert_eq!(rows, Vec::<(String, String)>::new(), "false alarms");
+    let named = "worker id 9 shared by publisher of subscription \"s4\", this node";
+    assert_eq!(
+        rows,
+        vec![("publisher of subscription \"s4\"".to_string(), named.to_string()), ("this node".into(), named.into())],
+        "false alarms, or the check compared nothing"
+    );
 }
 
 /// Review of 0.6.0 (rev33), item 2: publishers that accept a connection and
@@ -950,4 +967,88 @@ fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
     app.batch_execute("SET ROLE app").unwrap();
     app.query("SELECT node, problem FROM snowflake_cluster_check()", &[])
         .unwrap_or_else(|e| panic!("snowflake_cluster_check() as an ordinary role: {}", describe(&e)));
+}
+
+/// Issue 40, item 4: every writer of a replicated table is trusted with its
+/// key column, within a bound (docs/security.md, "Writers of replicated
+/// tables"). An ordinary writer on the publisher inserts a key carrying the
+/// subscriber's worker id: three minutes ahead, the subscriber follows it
+/// (its next ID is above the row, as a blue/green successor's must be);
+/// seven minutes ahead, past the five-minute bound, it does not (the next
+/// ID stays within five minutes of the clock, and a WARNING names the row);
+/// and the second such row, after the subscriber issued IDs, is reported
+/// as a peer sharing its worker id.
+#[test]
+fn a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t; CREATE ROLE writer LOGIN; GRANT INSERT ON t TO writer;");
+    let subscriber = node(&["snowflake_id.worker_id = 6"]);
+    create_table(&subscriber, TABLE);
+    subscribe(&subscriber, &publisher, "s", false);
+    let lead_ms = || {
+        subscriber.query_i64(
+            "SELECT (extract(epoch FROM (snowflake_decode(snowflake_nextval())).ts - clock_timestamp()) * 1000)::bigint",
+        )
+    };
+    assert!(lead_ms() < 60_000);
+    let mut writer = publisher.config().user("writer").connect(postgres::NoTls).expect("connect as writer");
+    let mut craft = |minutes: i64, node: &str| {
+        writer
+            .batch_execute(&format!("INSERT INTO t (id, node) VALUES ({}, '{node}')", ahead_sql(6, minutes)))
+            .unwrap_or_else(|e| panic!("the writer's row: {}", describe(&e)));
+        wait_until(&format!("{node} applied"), Duration::from_secs(30), || {
+            subscriber.query_i64(&format!("SELECT count(*) FROM t WHERE node = '{node}'")) == 1
+        });
+    };
+    craft(3, "three");
+    let lead = lead_ms();
+    assert!((170_000..300_000).contains(&lead), "three minutes ahead: the next ID leads the clock by {lead} ms");
+    craft(7, "seven");
+    let lead = lead_ms();
+    assert!(lead < 300_000, "seven minutes ahead: the next ID leads the clock by {lead} ms");
+    assert!(
+        subscriber.log().lines().any(|l| l.contains("WARNING:") && l.contains("not moved past")),
+        "the row past the bound is not named"
+    );
+    let problem = subscriber.query_text("SELECT coalesce(problem, '') FROM snowflake_id_status");
+    assert!(problem.contains("worker id 6 is used by a logical replication peer too"), "{problem:?}");
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
+}
+
+/// A guard trigger that names a column the table no longer has lets the
+/// row in and says so, rate-limited; its hint is the typed, schema-qualified
+/// call that makes the trigger anew (issue 40: an unqualified
+/// `snowflake_logical_guard()` is another role's to make ambiguous), and
+/// that call, run as the hint says, does.
+#[test]
+fn a_trigger_naming_a_missing_column_is_named_with_the_call_that_remakes_it() {
+    let publisher = node(&["snowflake_id.worker_id = 1"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 7"]);
+    create_table(&subscriber, TABLE);
+    // Made by hand with event triggers off (replica mode), so that the
+    // event trigger does not remake it at once.
+    subscriber.sql(
+        "SET session_replication_role = replica;
+         DROP TRIGGER snowflake_id_received ON t;
+         CREATE TRIGGER snowflake_id_received BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION snowflake_id_received('gone');
+         ALTER TABLE t ENABLE REPLICA TRIGGER snowflake_id_received;",
+    );
+    subscribe(&subscriber, &publisher, "s", false);
+    publisher.sql("INSERT INTO t (node) VALUES ('p')");
+    wait_until("the row applied", Duration::from_secs(30), || {
+        subscriber.query_i64("SELECT count(*) FROM t WHERE node = 'p'") == 1
+    });
+    let call = "SELECT * FROM public.snowflake_logical_guard('public.t'::pg_catalog.regclass);";
+    let log = subscriber.log();
+    assert!(
+        log.lines().any(|l| l.contains("WARNING:") && l.contains("names column \"gone\"") && l.contains(call)),
+        "no WARNING with the call {call}:\n{log}"
+    );
+    let remade = subscriber
+        .query_text(&format!("SELECT string_agg(table_name::text, ',') FROM ({}) g", call.trim_end_matches(';')));
+    assert_eq!(remade, "t");
+    assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
 }

@@ -6,6 +6,9 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use common::{ids, sql_error, Cluster};
 
 /// Every object of the extension, described with its definition, ACL and
@@ -369,5 +372,147 @@ fn update_from_0_5_0_names_a_planted_object_under_either_new_view_name() {
         c.batch_execute(&format!("DROP {kind} public.{name}")).unwrap();
     }
     c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
+/// A connection whose WARNINGs are collected as "message | hint".
+fn collecting_warnings(cfg: &mut postgres::Config) -> (postgres::Client, Arc<Mutex<Vec<String>>>) {
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let sink = warnings.clone();
+    cfg.notice_callback(move |n| {
+        if n.severity() == "WARNING" {
+            sink.lock().unwrap().push(format!("{} | {}", n.message(), n.hint().unwrap_or("")));
+        }
+    });
+    (cfg.connect(postgres::NoTls).expect("connect"), warnings)
+}
+
+/// Issue 40, item 3: in a database at 0.4.0, three tables of `app` that the
+/// guard pass of the update cannot guard: a partition whose trigger named
+/// snowflake_id_received is cloned from app's partitioned parent (0.6.0's
+/// update stopped for good on "cannot drop trigger"), app's temporary table
+/// in a session kept open ("cannot alter temporary tables of other
+/// sessions"), and app's table with an insert in a transaction left open
+/// (the update waited as long as it lasted, holding the locks of the tables
+/// already done). The update reaches the version, guards the DBA's table,
+/// names each of the three in a WARNING with the call that guards it later,
+/// and waits for the lock no longer than its short lock_timeout; the guard
+/// function then does the same instead of aborting as a whole.
+#[test]
+fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 7"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.4.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+         SET ROLE app;
+         CREATE TABLE public.parts (id bigint DEFAULT snowflake_nextval(), note text) PARTITION BY RANGE (id);
+         CREATE TABLE public.parts_1 PARTITION OF public.parts FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+         CREATE FUNCTION public.app_audit() RETURNS trigger LANGUAGE plpgsql AS $t$ BEGIN RETURN NEW; END $t$;
+         CREATE TRIGGER snowflake_id_received BEFORE INSERT ON public.parts
+             FOR EACH ROW EXECUTE FUNCTION public.app_audit();
+         CREATE TABLE public.busy (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+         RESET ROLE;",
+    )
+    .unwrap();
+    let mut as_app = cluster.config();
+    as_app.user("app");
+    let mut staging = as_app.connect(postgres::NoTls).unwrap();
+    staging.batch_execute("CREATE TEMP TABLE staging (id bigint DEFAULT snowflake_nextval())").unwrap();
+    let mut idle = as_app.connect(postgres::NoTls).unwrap();
+    idle.batch_execute("BEGIN; INSERT INTO public.busy DEFAULT VALUES;").unwrap();
+
+    let (mut updater, warnings) = collecting_warnings(&mut cluster.config());
+    let started = Instant::now();
+    updater.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("update: {e:?}"));
+    let took = started.elapsed();
+    let version: String =
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    // One short lock_timeout for the one locked table, not the idle transaction's life.
+    assert!(took < Duration::from_secs(20), "the update took {took:?}");
+    let named = |warnings: &[String], what: &str, cause: &str| {
+        warnings.iter().any(|w| {
+            w.starts_with("snowflake_id: the logical replication guard is not on table ")
+                && w.contains(what)
+                && w.contains(cause)
+                && w.contains("snowflake_logical_guard(")
+        })
+    };
+    let expected =
+        [("public.parts_1", "cannot drop trigger"), (".staging", "of other sessions"), ("public.busy", "lock timeout")];
+    {
+        let seen = warnings.lock().unwrap();
+        for (what, cause) in expected {
+            assert!(named(&seen, what, cause), "the update did not name {what} ({cause}): {seen:#?}");
+        }
+    }
+    let guarded = |c: &mut postgres::Client, table: &str| -> bool {
+        c.query_one(
+            "SELECT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = $1::text::regclass
+                              AND tgname = 'snowflake_id_received' AND tgenabled = 'R')",
+            &[&table],
+        )
+        .unwrap()
+        .get(0)
+    };
+    assert!(guarded(&mut c, "orders"), "the DBA's table was left unguarded");
+    assert!(!guarded(&mut c, "busy"));
+
+    // 0.7.0's guard function: the same three named, nothing aborted.
+    warnings.lock().unwrap().clear();
+    let made: Vec<String> = updater
+        .query("SELECT table_name::text FROM snowflake_logical_guard()", &[])
+        .unwrap_or_else(|e| panic!("snowflake_logical_guard() aborted: {e:?}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(made.is_empty(), "{made:?}");
+    {
+        let seen = warnings.lock().unwrap();
+        for (what, cause) in expected {
+            assert!(named(&seen, what, cause), "snowflake_logical_guard() did not name {what} ({cause}): {seen:#?}");
+        }
+    }
+    // Once the transaction is over, the call the hint gives guards the table.
+    idle.batch_execute("COMMIT").unwrap();
+    let hint = warnings
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|w| w.contains("public.busy"))
+        .and_then(|w| w.split_once("run ").map(|(_, call)| call.split_once(';').unwrap().0.to_string()))
+        .expect("a hint with a call");
+    let made: Vec<String> = updater
+        .query(&format!("SELECT table_name::text FROM ({hint}) g"), &[])
+        .unwrap_or_else(|e| panic!("{hint}: {e:?}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(made, ["busy"], "{hint}");
+    assert!(guarded(&mut c, "busy"));
+    drop(staging);
+    // Called by app: the DBA's table left unguarded (made with event
+    // triggers off) is not app's to guard, and is named; app's own new
+    // table is guarded all the same.
+    c.batch_execute(
+        "SET session_replication_role = replica;
+         CREATE TABLE dba_only (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+         RESET session_replication_role;",
+    )
+    .unwrap();
+    let (mut app, warnings) = collecting_warnings(&mut as_app);
+    app.batch_execute("CREATE TABLE public.mine (id bigint DEFAULT snowflake_nextval())").unwrap();
+    let made: Vec<String> = app
+        .query("SELECT table_name::text FROM snowflake_logical_guard()", &[])
+        .unwrap_or_else(|e| panic!("app's snowflake_logical_guard() aborted: {e:?}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(made.is_empty(), "{made:?}");
+    assert!(named(&warnings.lock().unwrap(), "public.dba_only", "permission denied"), "{:?}", warnings.lock().unwrap());
+    assert!(guarded(&mut c, "mine"));
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }

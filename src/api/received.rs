@@ -74,7 +74,7 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
             }
             let attnum = pg_sys::SPI_fnumber(tupdesc, name);
             if attnum <= 0 || pg_sys::SPI_gettypeid(tupdesc, attnum) != pg_sys::INT8OID {
-                warn_unusable(CStr::from_ptr(name));
+                warn_unusable(CStr::from_ptr(name), (*data).tg_relation, (*trigger).tgfoid);
                 continue;
             }
             let mut is_null = false;
@@ -99,13 +99,37 @@ fn in_apply_worker() -> bool {
 }
 
 /// A column renamed, dropped or retyped since the trigger was made: the row
-/// goes in unguarded; `SELECT snowflake_logical_guard()` makes it anew.
-fn warn_unusable(name: &CStr) {
+/// goes in unguarded. The hint names the guard function in the schema of
+/// this trigger function (the extension's) and the table, with exact types:
+/// an unqualified `snowflake_logical_guard()` is another role's to make
+/// ambiguous with an overload (issue 40).
+fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid) {
     if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::Logical) {
+        let call = guard_call(relation, function).unwrap_or_else(|| "snowflake_logical_guard()".into());
         warning!(
             "snowflake_id: the trigger snowflake_id_received names column \"{}\", which is not a bigint column of \
-             the table; run SELECT snowflake_logical_guard(); to make it anew",
+             the table; run SELECT * FROM {call}; as the table's owner to make it anew",
             name.to_string_lossy()
         );
+    }
+}
+
+/// `schema.snowflake_logical_guard('schema.table'::pg_catalog.regclass)`
+/// for `relation`, the schema being `function`'s; None when a name is
+/// missing from the catalogs. Syscache lookups only: nothing here raises.
+fn guard_call(relation: pg_sys::Relation, function: pg_sys::Oid) -> Option<String> {
+    // SAFETY: `relation` is the trigger's open relation; the lookups return
+    // NULL (never raise) for a missing object, and quote_identifier returns
+    // its argument or a palloc'd copy, NUL-terminated.
+    unsafe {
+        let quoted = |name: *const std::ffi::c_char| -> Option<String> {
+            (!name.is_null()).then(|| CStr::from_ptr(pg_sys::quote_identifier(name)).to_string_lossy().into_owned())
+        };
+        let form = (*relation).rd_rel;
+        let schema = quoted(pg_sys::get_namespace_name(pg_sys::get_func_namespace(function)))?;
+        let table_schema = quoted(pg_sys::get_namespace_name((*form).relnamespace))?;
+        let table = quoted((*form).relname.data.as_ptr())?;
+        let literal = format!("{table_schema}.{table}").replace('\'', "''");
+        Some(format!("{schema}.snowflake_logical_guard('{literal}'::pg_catalog.regclass)"))
     }
 }
