@@ -139,13 +139,16 @@ enum Step {
         instance: Option<i64>,
     },
     /// A claim of history slots (past-instant IDs) under a lease: the slots
-    /// below `level` of every millisecond in `[from, from + len)`. Small
-    /// ticks, so that claims of one worker id overlap, cover each other and
-    /// repeat; an empty interval or level is refused by the table (23514).
+    /// below `level` of every millisecond in `[from, from + len)`, or, with
+    /// `near`, of the previous claim's interval with each bound moved by at
+    /// most one (the edges of what a claim covers). Small ticks, so that
+    /// claims of one worker id overlap, cover each other and repeat; an
+    /// empty interval or level is refused by the table (23514).
     Record {
         lease: LeaseRef,
         from: i64,
         len: i64,
+        near: Option<(i64, i64)>,
         level: i32,
         null_arg: Option<usize>,
     },
@@ -274,18 +277,25 @@ fn step() -> impl Strategy<Value = Step> {
     );
     let record = (
         lease_ref(),
-        0i64..24,
-        prop_oneof![12 => 1i64..8, 1 => -1i64..=0],
-        prop_oneof![12 => 1i32..5, 1 => -1i32..=0],
-        prop_oneof![20 => Just(None), 1 => (0usize..7).prop_map(Some)],
+        (0i64..10, prop_oneof![12 => 1i64..5, 1 => -1i64..=0]),
+        prop_oneof![1 => Just(None), 1 => (-1i64..=1, -1i64..=1).prop_map(Some)],
+        prop_oneof![12 => 1i32..4, 1 => -1i32..=0],
+        prop_oneof![8 => Just(None), 1 => (0usize..7).prop_map(Some)],
     )
-        .prop_map(|(lease, from, len, level, null_arg)| Step::Record { lease, from, len, level, null_arg });
+        .prop_map(|(lease, (from, len), near, level, null_arg)| Step::Record {
+            lease,
+            from,
+            len,
+            near,
+            level,
+            null_arg,
+        });
     prop_oneof![
         6 => acquire,
         2 => restart,
         4 => renew,
         1 => release,
-        3 => record,
+        5 => record,
         1 => lease_ref().prop_map(|lease| Step::HistoryOf { lease }),
         2 => clock.prop_map(Step::Clock),
         2 => boundary,
@@ -293,7 +303,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn history() -> impl Strategy<Value = History> {
-    (prop::sample::select(vec![0i64, 1_500, 10_000]), prop::collection::vec(step(), 1..40))
+    (prop::sample::select(vec![0i64, 1_500, 10_000]), prop::collection::vec(step(), 1..52))
         .prop_map(|(margin_ms, steps)| History { margin_ms, steps })
 }
 
@@ -930,6 +940,7 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
     let mut used: Vec<Used> = vec![];
     // Every claim the registry accepted, and under which lease.
     let mut recorded: Vec<(LeaseCall, ClaimCall)> = vec![];
+    let mut last_claim: Option<(i64, i64)> = None;
     let mut trace = format!("preset namespace's stale margin: {} ms\n", history.margin_ms);
     for (n, step) in history.steps.iter().enumerate() {
         let what = if matches!(step, Step::Restart { .. }) { "restart: acquire" } else { "acquire" };
@@ -1012,15 +1023,20 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                 }
                 (format!("renew {call:?} tick {node_tick:?} horizon {horizon:?} instance {instance:?}\n      sql {s:?}\n      rust {m:?}"), s == m)
             }
-            Step::Record { lease, from, len, level, null_arg } => {
+            Step::Record { lease, from, len, near, level, null_arg } => {
+                let (from, to) = match (near, last_claim) {
+                    (Some((df, dt)), Some((f, t))) => (f + df, t + dt),
+                    _ => (*from, from + len),
+                };
+                last_claim = Some((from, to));
                 let mut call = lease_call(&used, *lease);
                 call.namespace = null_out(call.namespace, *null_arg, 0);
                 call.worker_id = null_out(call.worker_id, *null_arg, 1);
                 call.epoch = null_out(call.epoch, *null_arg, 2);
                 call.token = null_out(call.token, *null_arg, 3);
                 let claim = ClaimCall {
-                    from: null_out(Some(*from), *null_arg, 4),
-                    to: null_out(Some(from + len), *null_arg, 5),
+                    from: null_out(Some(from), *null_arg, 4),
+                    to: null_out(Some(to), *null_arg, 5),
                     level: null_out(Some(*level), *null_arg, 6),
                 };
                 let s = sql.record_history(&call, &claim);
