@@ -2,8 +2,9 @@
 """The module import graph of src/ and core/src/: which module uses which,
 the loops in it, and each file's length without its tests.
 
-    python3 scripts/import_graph.py            the layers, loops and long files; exit 1 on a loop
-                                               or on a use of a higher layer of src/ (RANKS)
+    python3 scripts/import_graph.py            the layers, loops and long files; exit 1 on a loop,
+                                               on a use of a higher layer of src/ (RANKS), or on
+                                               a source file over LIMIT lines (see below)
     python3 scripts/import_graph.py --edges    also every edge "a -> b"
 
 A module uses another when its code names it: `use crate::a::b`,
@@ -12,6 +13,12 @@ A module uses another when its code names it: `use crate::a::b`,
 `#[cfg(test)]` modules do not count: a parent declaring its children is not a
 dependency, and tests may reach anywhere. scripts/test.sh runs this, so a loop
 fails the test command.
+
+A file's length is its non-blank lines (comments included) before its tests
+(the first line that opens with `#[cfg(test)]`): what a newcomer reads to
+know the room. Over LIMIT (450) fails, as a loop does: a room that long
+holds more than one responsibility, and is split along them (issue 42);
+over LONG (400) is shown, a warning.
 """
 import pathlib
 import re
@@ -23,6 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RANKS = {"pg": 1, "settings": 2, "refusal": 2, "shmem": 3, "mark": 3, "service": 4, "worker": 5, "api": 6}
 CRATES = {"src": ROOT / "src", "core": ROOT / "core" / "src"}
 LONG = 400
+LIMIT = 450
 
 
 def module_of(crate_dir, path):
@@ -86,6 +94,16 @@ def strip(text):
         i = j
     out.append(text[i:])
     return "".join(out)
+
+
+def length(text):
+    """Non-blank lines (comments included) before the first line that opens with `#[cfg(test)]`."""
+    n = 0
+    for line in text.splitlines():
+        if line.startswith("#[cfg(test)]"):
+            break
+        n += 1 if line.strip() else 0
+    return n
 
 
 def expand_use(tree):
@@ -248,9 +266,12 @@ def main():
             mods = sorted("::".join(m) or "(root)" for m, hh in height.items() if hh == level)
             print(f"   layer {level}: {', '.join(mods)}")
         for m, f in sorted(modules.items()):
-            n = strip(f.read_text()).count("\n")
-            if n > LONG:
-                print(f"   long: {f.relative_to(ROOT)} has {n} lines without its tests (over {LONG})")
+            n = length(f.read_text())
+            if n > LIMIT:
+                bad = True
+                print(f"   TOO LONG: {f.relative_to(ROOT)} has {n} non-blank lines before its tests (limit {LIMIT})")
+            elif n > LONG:
+                print(f"   long: {f.relative_to(ROOT)} has {n} non-blank lines before its tests (over {LONG})")
         if show_edges:
             for a, b in sorted(edges):
                 print(f"   {name(crate, a)} -> {name(crate, b)}")

@@ -1,17 +1,21 @@
 //! The registry's lease rule exists twice: in Rust (`snowflake_id_core::lease`,
-//! unit-tested and played by `core/tests/two_holders.rs`) and in SQL
+//! composed into a model of the whole registry in `lease::registry`, which
+//! `core/tests/two_holders.rs` runs two servers against) and in SQL
 //! (`sql/registry.sql`, what servers actually call). This test keeps the two
 //! from drifting apart: random histories of acquires (a fixed worker id or
 //! `auto`, several clusters and timelines, postmaster instances, leases on
-//! disk presented as they are, forged or half NULL), renewals, releases and
-//! moves of the registry's clock are applied both to a real registry server
-//! and to a model composed of the core crate's pure functions, and after
-//! every step they must agree: the answer (worker id, epoch, floor, ceiling,
-//! the token of a lease that goes on; or the refusal's SQLSTATE) and the
-//! registry's whole table. Along the way, two grants of one worker id must
-//! never overlap in ID time (invariant 8), counting each lease up to the
-//! highest ceiling its holder was answered (or, once released, the ceiling
-//! its release left).
+//! disk presented as they are, forged or half NULL), renewals, releases,
+//! claims of history slots and reads of them (`record_history`,
+//! `history_of`: overlapping, covering, repeated, empty, under leases held,
+//! lost or never granted) and moves of the registry's clock are applied both
+//! to a real registry server and to the core's model, and after every step
+//! they must agree: the answer (worker id, epoch, floor, ceiling, the token
+//! of a lease that goes on, the claims read; or the refusal's SQLSTATE) and
+//! the registry's three tables. Along the way, two grants of one worker id
+//! must never overlap in ID time (invariant 8), counting each lease up to
+//! the highest ceiling its holder was answered (or, once released, the
+//! ceiling its release left), and a holder must read every claim accepted
+//! on its worker id, or one covering it (invariant 9).
 //!
 //! The registry's clock is frozen (libfaketime, an absolute time to the
 //! millisecond that the test rewrites), so the SQL's `clock_timestamp()` is
@@ -33,7 +37,8 @@ use postgres::{Client, Statement};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
-use snowflake_id_core::lease::{self, Busy, Claimant, Holder, Range, Takeover, DAY_MS};
+use snowflake_id_core::lease::registry::{self, Acquire, LeaseName, Namespace, Refusal};
+use snowflake_id_core::lease::{self, Takeover, DAY_MS};
 
 /// The registry's frozen clock at the start of every history (2030-01-01,
 /// ahead of the machine's, so that the server sees its clock move forward).
@@ -44,7 +49,6 @@ const START_S: i64 = 1_893_456_000;
 /// margin `sql/registry.sql` gives by default.
 const PRESET: &str = "preset";
 const FRESH: &str = "fresh";
-const SQL_DEFAULT_MARGIN_MS: i64 = 10_000;
 
 /// Layouts a node may call with: the preset one (two worker bits, so that
 /// `auto` runs out of worker ids), fewer worker bits, another epoch.
@@ -133,6 +137,24 @@ enum Step {
         lease: LeaseRef,
         last_tick: LastTick,
         instance: Option<i64>,
+    },
+    /// A claim of history slots (past-instant IDs) under a lease: the slots
+    /// below `level` of every millisecond in `[from, from + len)`, or, with
+    /// `near`, of the previous claim's interval with each bound moved by at
+    /// most one (the edges of what a claim covers). Small ticks, so that
+    /// claims of one worker id overlap, cover each other and repeat; an
+    /// empty interval or level is refused by the table (23514).
+    Record {
+        lease: LeaseRef,
+        from: i64,
+        len: i64,
+        near: Option<(i64, i64)>,
+        level: i32,
+        null_arg: Option<usize>,
+    },
+    /// The claims recorded on a worker id, asked by (what it takes for) its holder.
+    HistoryOf {
+        lease: LeaseRef,
     },
     /// The registry's clock moves by this many ms (back when negative).
     Clock(i64),
@@ -253,18 +275,35 @@ fn step() -> impl Strategy<Value = Step> {
     let restart = (any::<Index>(), any::<bool>(), tick(), horizon(), instance()).prop_map(
         |(lease, auto, tick, horizon_ms, instance)| Step::Restart { lease, auto, tick, horizon_ms, instance },
     );
+    let record = (
+        lease_ref(),
+        (0i64..10, prop_oneof![12 => 1i64..5, 1 => -1i64..=0]),
+        prop_oneof![1 => Just(None), 1 => (-1i64..=1, -1i64..=1).prop_map(Some)],
+        prop_oneof![12 => 1i32..4, 1 => -1i32..=0],
+        prop_oneof![8 => Just(None), 1 => (0usize..7).prop_map(Some)],
+    )
+        .prop_map(|(lease, (from, len), near, level, null_arg)| Step::Record {
+            lease,
+            from,
+            len,
+            near,
+            level,
+            null_arg,
+        });
     prop_oneof![
         6 => acquire,
         2 => restart,
         4 => renew,
         1 => release,
+        5 => record,
+        1 => lease_ref().prop_map(|lease| Step::HistoryOf { lease }),
         2 => clock.prop_map(Step::Clock),
         2 => boundary,
     ]
 }
 
 fn history() -> impl Strategy<Value = History> {
-    (prop::sample::select(vec![0i64, 1_500, 10_000]), prop::collection::vec(step(), 1..40))
+    (prop::sample::select(vec![0i64, 1_500, 10_000]), prop::collection::vec(step(), 1..52))
         .prop_map(|(margin_ms, steps)| History { margin_ms, steps })
 }
 
@@ -331,6 +370,20 @@ struct RowView {
 /// A namespace row: layout, epoch, stale margin (ms).
 type NamespaceView = (String, i32, i32, i64, i64);
 
+/// A claim of history slots: `[from, to)`, below `level`.
+#[derive(Debug, Clone)]
+struct ClaimCall {
+    from: Option<i64>,
+    to: Option<i64>,
+    level: Option<i32>,
+}
+
+/// A claim as `snowflake_registry_history_of` answers it: lease epoch, from, to, level.
+type ClaimAnswer = (i64, i64, i64, i64);
+
+/// A row of the history table: namespace, worker id, lease epoch, from, to, level.
+type ClaimView = (String, i32, i64, i64, i64, i32);
+
 // ---------------------------------------------------------------------------
 // The SQL side: a real registry server
 // ---------------------------------------------------------------------------
@@ -344,6 +397,9 @@ struct SqlRegistry {
     instance: Statement,
     leases: Statement,
     namespaces: Statement,
+    history_of: Statement,
+    record_history: Statement,
+    claims: Statement,
 }
 
 fn sqlstate(e: postgres::Error) -> String {
@@ -391,7 +447,37 @@ impl SqlRegistry {
                    FROM public.snowflake_registry_namespaces ORDER BY namespace",
             )
             .unwrap();
-        SqlRegistry { client, clock, acquire, renew, release, instance, leases, namespaces }
+        let history_of = client
+            .prepare(
+                "SELECT claim_epoch, from_tick, to_tick, level
+                   FROM public.snowflake_registry_history_of($1::text, $2::integer, $3::bigint, $4::bigint)",
+            )
+            .unwrap();
+        let record_history = client
+            .prepare(
+                "SELECT public.snowflake_registry_record_history($1::text, $2::integer, $3::bigint, $4::bigint,
+                        $5::bigint, $6::bigint, $7::integer)",
+            )
+            .unwrap();
+        let claims = client
+            .prepare(
+                "SELECT namespace, worker_id, lease_epoch, from_tick, to_tick, level
+                   FROM public.snowflake_registry_history ORDER BY namespace, worker_id, lease_epoch, from_tick, to_tick",
+            )
+            .unwrap();
+        SqlRegistry {
+            client,
+            clock,
+            acquire,
+            renew,
+            release,
+            instance,
+            leases,
+            namespaces,
+            history_of,
+            record_history,
+            claims,
+        }
     }
 
     /// An empty registry with the preset namespace, its clock at `now_ms`.
@@ -498,155 +584,98 @@ impl SqlRegistry {
         let rows = self.client.query(&self.namespaces, &[]).unwrap();
         rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))).collect()
     }
+
+    /// The claims in the order SQL gives them, which must be by interval;
+    /// then, where it leaves the order open, as the model gives them.
+    fn history_of(&mut self, l: &LeaseCall) -> Answer<Vec<ClaimAnswer>> {
+        let args: [&(dyn ToSql + Sync); 4] = [&l.namespace, &l.worker_id, &l.epoch, &l.token];
+        let rows = self.client.query(&self.history_of, &args).map_err(sqlstate)?;
+        let mut claims: Vec<ClaimAnswer> =
+            rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), i64::from(r.get::<_, i32>(3)))).collect();
+        let by_interval = claims.windows(2).all(|w| (w[0].1, w[0].2) <= (w[1].1, w[1].2));
+        assert!(by_interval, "snowflake_registry_history_of answered out of order: {claims:?}");
+        claims.sort_by_key(|&(epoch, from, to, level)| (from, to, epoch, level));
+        Ok(claims)
+    }
+
+    fn record_history(&mut self, l: &LeaseCall, c: &ClaimCall) -> Answer<()> {
+        let args: [&(dyn ToSql + Sync); 7] = [&l.namespace, &l.worker_id, &l.epoch, &l.token, &c.from, &c.to, &c.level];
+        self.client.query_one(&self.record_history, &args).map(|_| ()).map_err(sqlstate)
+    }
+
+    fn claims(&mut self) -> Vec<ClaimView> {
+        let rows = self.client.query(&self.claims, &[]).unwrap();
+        rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5))).collect()
+    }
 }
 
 // ---------------------------------------------------------------------------
-// The Rust side: the registry composed of snowflake_id_core::lease
+// The Rust side: the core's model of the registry (lease::registry), which
+// core/tests/two_holders.rs runs its servers against
 // ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-struct Namespace {
-    worker_bits: i32,
-    sequence_bits: i32,
-    epoch_ms: i64,
-    margin_ms: i64,
-}
-
-#[derive(Debug, Clone)]
-struct Row {
-    holder: Holder,
-    range: Range,
-    node_name: String,
-    granted_at_ms: i64,
-    released_at_ms: Option<i64>,
-}
 
 struct Model {
     now_ms: i64,
     /// Why the last acquire that was not refused was granted.
     last_kind: Option<Takeover>,
-    namespaces: BTreeMap<String, Namespace>,
-    rows: BTreeMap<(String, i32), Row>,
+    tables: registry::Registry,
 }
 
-fn refusal(busy: Busy) -> String {
-    match busy {
-        Busy::Held => "SFL02",
-        Busy::Running => "SFL05",
-    }
-    .to_string()
+fn state(r: Refusal) -> String {
+    r.sqlstate().to_string()
+}
+
+fn lease_name(l: &LeaseCall) -> LeaseName {
+    LeaseName { namespace: l.namespace.clone(), worker_id: l.worker_id.map(i64::from), epoch: l.epoch, token: l.token }
 }
 
 impl Model {
     fn new(margin_ms: i64, now_ms: i64) -> Model {
         let (worker_bits, sequence_bits, epoch_ms) = LAYOUTS[0];
-        let preset = Namespace { worker_bits, sequence_bits, epoch_ms, margin_ms };
-        Model {
-            now_ms,
-            last_kind: None,
-            namespaces: BTreeMap::from([(PRESET.to_string(), preset)]),
-            rows: BTreeMap::new(),
-        }
-    }
-
-    /// `snowflake_registry_acquire`. A new grant's token is the registry's
-    /// random draw: 0 here, until [`Model::adopt_token`].
-    fn acquire(&mut self, c: &AcquireCall, instance: Option<i64>) -> Answer<Grant> {
-        let refused = |state: &str| Err(state.to_string());
-        let (
-            Some(name),
-            Some(bits),
-            Some(seq),
-            Some(epoch_ms),
-            Some(system),
-            Some(timeline),
-            Some(node_name),
-            Some(node_tick),
-            Some(horizon_ms),
-        ) = (
-            &c.namespace,
-            c.worker_bits,
-            c.sequence_bits,
-            c.epoch_ms,
-            &c.system_identifier,
-            c.timeline,
-            &c.node_name,
-            c.node_tick,
-            c.horizon_ms,
-        )
-        else {
-            return refused("22004");
-        };
-        if !(1..=DAY_MS).contains(&horizon_ms) {
-            return refused("22023");
-        }
-        // Created by the first call that commits, with the default margin.
-        let ns = self.namespaces.get(name).cloned().unwrap_or(Namespace {
-            worker_bits: bits,
-            sequence_bits: seq,
+        let preset = Namespace {
+            worker_bits: i64::from(worker_bits),
+            sequence_bits: i64::from(sequence_bits),
             epoch_ms,
-            margin_ms: SQL_DEFAULT_MARGIN_MS,
-        });
-        if (ns.worker_bits, ns.sequence_bits, ns.epoch_ms) != (bits, seq, epoch_ms) {
-            return refused("SFL03");
-        }
-        let max_worker = (1i64 << ns.worker_bits) - 1;
-        let tick = lease::request_tick(node_tick, self.now_ms - ns.epoch_ms);
-        let claimant = Claimant {
-            system_identifier: system.parse().expect("the test sends u64 system identifiers"),
-            timeline: i64::from(timeline),
-            resume: c.resume_epoch.zip(c.resume_token),
-            instance,
+            stale_margin_ms: margin_ms,
         };
-        let worker_id = match c.wanted {
-            Some(w) if !(0..=max_worker).contains(&i64::from(w)) => return refused("22023"),
-            Some(w) => w,
-            None => {
-                let leases =
-                    self.rows.iter().filter(|((n, _), _)| n == name).map(|((_, w), r)| (i64::from(*w), &r.holder));
-                match lease::auto_worker(leases, &claimant, max_worker, ns.margin_ms, self.now_ms) {
-                    Some(w) => i32::try_from(w).expect("a worker id below 2^worker_bits"),
-                    None => return refused("SFL04"),
-                }
-            }
-        };
-        let key = (name.clone(), worker_id);
-        let old = self.rows.get(&key);
-        let kind = lease::takeover(old.map(|r| &r.holder), &claimant, ns.margin_ms, self.now_ms);
-        self.last_kind = kind.ok();
-        match kind {
-            Err(busy) => return Err(refusal(busy)),
-            Ok(Takeover::Continued) => {
-                let old = old.expect("a lease that goes on is held");
-                let (h, r) = (old.holder, old.range);
-                return Ok(Grant { worker_id, epoch: h.epoch, token: h.token, floor: r.floor, ceiling: r.ceiling });
-            }
-            Ok(_) => {}
-        }
-        let range = lease::grant(old.map(|r| r.range.ceiling), tick, horizon_ms);
-        let holder = Holder {
-            epoch: old.map_or(0, |r| r.holder.epoch) + 1,
-            token: 0,
-            system_identifier: claimant.system_identifier,
-            timeline: claimant.timeline,
-            released: false,
-            renewed_at_ms: self.now_ms,
-            horizon_ms,
-            instance,
-        };
-        let row = Row { holder, range, node_name: node_name.clone(), granted_at_ms: self.now_ms, released_at_ms: None };
-        self.rows.insert(key, row);
-        self.namespaces.insert(name.clone(), ns);
-        Ok(Grant { worker_id, epoch: holder.epoch, token: 0, floor: range.floor, ceiling: range.ceiling })
+        Model { now_ms, last_kind: None, tables: registry::Registry::with_namespace(PRESET, preset) }
     }
 
-    fn adopt_token(&mut self, namespace: &str, worker_id: i32, token: i64) {
-        if let Some(row) = self.rows.get_mut(&(namespace.to_string(), worker_id)) {
-            row.holder.token = token;
+    /// `snowflake_registry_acquire`; a new grant gets `token`, the SQL's
+    /// random draw (the SQL side answers first).
+    fn acquire(&mut self, c: &AcquireCall, instance: Option<i64>, token: i64) -> Answer<Grant> {
+        let call = Acquire {
+            namespace: c.namespace.clone(),
+            worker_bits: c.worker_bits.map(i64::from),
+            sequence_bits: c.sequence_bits.map(i64::from),
+            epoch_ms: c.epoch_ms,
+            wanted: c.wanted.map(i64::from),
+            system_identifier: c
+                .system_identifier
+                .as_ref()
+                .map(|s| s.parse().expect("the test sends u64 system identifiers")),
+            timeline: c.timeline.map(i64::from),
+            node_name: c.node_name.clone(),
+            node_tick: c.node_tick,
+            horizon_ms: c.horizon_ms,
+            resume_epoch: c.resume_epoch,
+            resume_token: c.resume_token,
+        };
+        match self.tables.acquire(self.now_ms, &call, instance, token) {
+            Ok(g) => {
+                self.last_kind = Some(g.kind);
+                Ok(Grant {
+                    worker_id: i32::try_from(g.worker_id).expect("a worker id below 2^worker_bits"),
+                    epoch: g.epoch,
+                    token: g.token,
+                    floor: g.range.floor,
+                    ceiling: g.range.ceiling,
+                })
+            }
+            Err(r) => Err(state(r)),
         }
     }
 
-    /// `snowflake_registry_renew` (and `snowflake_registry_check_holder`).
     fn renew(
         &mut self,
         l: &LeaseCall,
@@ -654,54 +683,30 @@ impl Model {
         horizon_ms: Option<i64>,
         instance: Option<i64>,
     ) -> Answer<i64> {
-        let (Some(name), Some(worker_id), Some(epoch), Some(token), Some(node_tick), Some(horizon_ms)) =
-            (&l.namespace, l.worker_id, l.epoch, l.token, node_tick, horizon_ms)
-        else {
-            return Err("22004".into());
-        };
-        if !(1..=DAY_MS).contains(&horizon_ms) {
-            return Err("22023".into());
-        }
-        let epoch_ms = self.namespaces.get(name).map(|n| n.epoch_ms);
-        let row = self.rows.get_mut(&(name.clone(), worker_id));
-        let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
-        let (Some(row), Some(epoch_ms)) = (row, epoch_ms) else {
-            return Err("SFL01".into());
-        };
-        row.holder.instance = lease::renewal_instance(row.holder.instance, instance).map_err(refusal)?;
-        let tick = lease::request_tick(node_tick, self.now_ms - epoch_ms);
-        row.range.ceiling = lease::renew(row.range, tick, horizon_ms);
-        row.holder.horizon_ms = horizon_ms;
-        row.holder.renewed_at_ms = self.now_ms;
-        Ok(row.range.ceiling)
+        self.tables.renew(self.now_ms, &lease_name(l), node_tick, horizon_ms, instance).map_err(state)
     }
 
-    /// `snowflake_registry_release`: no refusals, true when it released.
     fn release(&mut self, l: &LeaseCall, last_tick: Option<i64>, instance: Option<i64>) -> Answer<bool> {
-        let (Some(name), Some(worker_id), Some(epoch), Some(token)) = (&l.namespace, l.worker_id, l.epoch, l.token)
-        else {
-            return Ok(false);
-        };
-        let row = self.rows.get_mut(&(name.clone(), worker_id));
-        let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
-        // Another start's last tick says nothing of what the recorded one issued.
-        let Some(row) = row.filter(|r| lease::renewal_instance(r.holder.instance, instance).is_ok()) else {
-            return Ok(false);
-        };
-        // SQL's least() skips a NULL: a release that names no last tick
-        // keeps the ceiling (the safe reading, the node always names one).
-        row.range.ceiling = last_tick.map_or(row.range.ceiling, |t| lease::release(row.range, t));
-        row.holder.released = true;
-        row.released_at_ms = Some(self.now_ms);
-        Ok(true)
+        Ok(self.tables.release(self.now_ms, &lease_name(l), last_tick, instance))
+    }
+
+    fn history_of(&self, l: &LeaseCall) -> Answer<Vec<ClaimAnswer>> {
+        let claims = self.tables.history_of(&lease_name(l)).map_err(state)?;
+        Ok(claims.iter().map(|c| (c.lease_epoch, c.interval.from, c.interval.to, c.interval.level)).collect())
+    }
+
+    fn record_history(&mut self, l: &LeaseCall, claim: &ClaimCall) -> Answer<()> {
+        let level = claim.level.map(i64::from);
+        self.tables.record_history(&lease_name(l), claim.from, claim.to, level).map_err(state)
     }
 
     fn rows(&self) -> Vec<RowView> {
-        self.rows
+        self.tables
+            .leases
             .iter()
             .map(|((namespace, worker_id), r)| RowView {
                 namespace: namespace.clone(),
-                worker_id: *worker_id,
+                worker_id: i32::try_from(*worker_id).expect("an integer worker id"),
                 epoch: r.holder.epoch,
                 token: r.holder.token,
                 system_identifier: r.holder.system_identifier.to_string(),
@@ -719,9 +724,24 @@ impl Model {
     }
 
     fn namespaces(&self) -> Vec<NamespaceView> {
-        self.namespaces
+        self.tables
+            .namespaces
             .iter()
-            .map(|(n, ns)| (n.clone(), ns.worker_bits, ns.sequence_bits, ns.epoch_ms, ns.margin_ms))
+            .map(|(n, ns)| {
+                let bits = |v: i64| i32::try_from(v).expect("integer bits");
+                (n.clone(), bits(ns.worker_bits), bits(ns.sequence_bits), ns.epoch_ms, ns.stale_margin_ms)
+            })
+            .collect()
+    }
+
+    fn claims(&self) -> Vec<ClaimView> {
+        self.tables
+            .history
+            .iter()
+            .map(|((n, w, epoch, from, to), level)| {
+                let w = i32::try_from(*w).expect("an integer worker id");
+                (n.clone(), w, *epoch, *from, *to, i32::try_from(*level).expect("an integer level"))
+            })
             .collect()
     }
 }
@@ -771,6 +791,28 @@ fn check_disjoint(used: &[Used]) -> Result<(), String> {
             if same && earlier.top >= later.floor {
                 return Err(format!("invariant 8: {later:?} starts at or below what {earlier:?} may issue"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Invariant 9 under a leased worker id: a holder reads every claim ever
+/// accepted on its worker id (by any lease, its own included), or one that
+/// covers it (the same interval or a wider one, at a level at least its
+/// own), so that it raises its level map past every slot a holder may have used.
+fn inherits_every_claim(
+    recorded: &[(LeaseCall, ClaimCall)],
+    asker: &LeaseCall,
+    answer: &[ClaimAnswer],
+) -> Result<(), String> {
+    let on_this_worker =
+        recorded.iter().filter(|(l, _)| l.namespace == asker.namespace && l.worker_id == asker.worker_id);
+    for (l, c) in on_this_worker {
+        let (Some(from), Some(to), Some(level)) = (c.from, c.to, c.level.map(i64::from)) else { continue };
+        if !answer.iter().any(|&(_, f, t, v)| f <= from && t >= to && v >= level) {
+            return Err(format!(
+                "invariant 9: the claim {c:?} under {l:?} is missing from what {asker:?} reads: {answer:?}"
+            ));
         }
     }
     Ok(())
@@ -896,6 +938,9 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
     let mut model = Model::new(history.margin_ms, START_S * 1_000);
     sql.reset(history.margin_ms, model.now_ms);
     let mut used: Vec<Used> = vec![];
+    // Every claim the registry accepted, and under which lease.
+    let mut recorded: Vec<(LeaseCall, ClaimCall)> = vec![];
+    let mut last_claim: Option<(i64, i64)> = None;
     let mut trace = format!("preset namespace's stale margin: {} ms\n", history.margin_ms);
     for (n, step) in history.steps.iter().enumerate() {
         let what = if matches!(step, Step::Restart { .. }) { "restart: acquire" } else { "acquire" };
@@ -908,11 +953,11 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                 (format!("registry clock {ms:+} ms"), true)
             }
             Step::Boundary { lease, silence, off } => {
-                let rows: Vec<_> = model.rows.iter().collect();
+                let rows: Vec<_> = model.tables.leases.iter().collect();
                 let line = match (!rows.is_empty()).then(|| rows[lease.index(rows.len())]) {
                     None => "registry clock stays (no lease yet)".to_string(),
                     Some(((namespace, worker_id), row)) => {
-                        let (h, margin) = (row.holder.horizon_ms, model.namespaces[namespace].margin_ms);
+                        let (h, margin) = (row.holder.horizon_ms, model.tables.namespaces[namespace].stale_margin_ms);
                         let from = if *silence { lease::silence_ms(h) } else { h + margin };
                         model.now_ms = row.holder.renewed_at_ms + from + off;
                         sql.set_clock(model.now_ms);
@@ -927,17 +972,13 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
             Step::Restart { .. } => unreachable!("made an acquire above"),
             Step::Acquire { instance, node, layout, .. } => {
                 let call = acquire_call(&used, model.now_ms, step);
-                let (s, m) = (sql.acquire(&call, *instance), model.acquire(&call, *instance));
-                let agree = match (&s, &m) {
-                    // A new grant's token is random; a lease that goes on keeps its own.
-                    (Ok(s), Ok(m)) => {
-                        Grant { token: m.token, ..*s } == *m && s.token >= 1 && (m.token == 0 || s.token == m.token)
-                    }
-                    (s, m) => s == m,
-                };
+                let s = sql.acquire(&call, *instance);
+                // A new grant's token is the SQL's random draw, handed to the
+                // model; a lease that goes on keeps its own on both sides.
+                let m = model.acquire(&call, *instance, s.as_ref().map_or(0, |g| g.token));
+                let agree = s == m && !matches!(&s, Ok(g) if g.token < 1);
                 if let (Ok(g), true) = (&s, agree) {
                     let namespace = call.namespace.clone().expect("granted in a namespace");
-                    model.adopt_token(&namespace, g.worker_id, g.token);
                     match used.iter_mut().find(|u| {
                         u.namespace == namespace
                             && u.worker_id == g.worker_id
@@ -981,6 +1022,41 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
                     }
                 }
                 (format!("renew {call:?} tick {node_tick:?} horizon {horizon:?} instance {instance:?}\n      sql {s:?}\n      rust {m:?}"), s == m)
+            }
+            Step::Record { lease, from, len, near, level, null_arg } => {
+                let (from, to) = match (near, last_claim) {
+                    (Some((df, dt)), Some((f, t))) => (f + df, t + dt),
+                    _ => (*from, from + len),
+                };
+                last_claim = Some((from, to));
+                let mut call = lease_call(&used, *lease);
+                call.namespace = null_out(call.namespace, *null_arg, 0);
+                call.worker_id = null_out(call.worker_id, *null_arg, 1);
+                call.epoch = null_out(call.epoch, *null_arg, 2);
+                call.token = null_out(call.token, *null_arg, 3);
+                let claim = ClaimCall {
+                    from: null_out(Some(from), *null_arg, 4),
+                    to: null_out(Some(to), *null_arg, 5),
+                    level: null_out(Some(*level), *null_arg, 6),
+                };
+                let s = sql.record_history(&call, &claim);
+                let m = model.record_history(&call, &claim);
+                *seen.entry(format!("record: {}", outcome(&m))).or_default() += 1;
+                if s.is_ok() {
+                    recorded.push((call.clone(), claim.clone()));
+                }
+                (format!("record history {call:?} {claim:?}\n      sql {s:?}\n      rust {m:?}"), s == m)
+            }
+            Step::HistoryOf { lease } => {
+                let call = lease_call(&used, *lease);
+                let s = sql.history_of(&call);
+                let m = model.history_of(&call);
+                *seen.entry(format!("history_of: {}", outcome(&m))).or_default() += 1;
+                let line = format!("history of {call:?}\n      sql {s:?}\n      rust {m:?}");
+                if let Ok(claims) = &s {
+                    inherits_every_claim(&recorded, &call, claims).map_err(|e| format!("{trace}step {n}: {e}"))?;
+                }
+                (line, s == m)
             }
             Step::Release { lease, last_tick, instance } => {
                 let call = lease_call(&used, *lease);
@@ -1029,6 +1105,12 @@ fn play(sql: &mut SqlRegistry, history: &History, seen: &mut BTreeMap<String, us
         let (sql_ns, model_ns) = (sql.namespaces(), model.namespaces());
         if sql_ns != model_ns {
             return Err(format!("{trace}step {n}: the namespaces differ\n  sql  {sql_ns:?}\n  rust {model_ns:?}"));
+        }
+        let (sql_claims, model_claims) = (sql.claims(), model.claims());
+        if sql_claims != model_claims {
+            return Err(format!(
+                "{trace}step {n}: the history claims differ\n  sql  {sql_claims:?}\n  rust {model_claims:?}"
+            ));
         }
         check_disjoint(&used).map_err(|e| format!("{trace}step {n}: {e}"))?;
     }
@@ -1092,7 +1174,9 @@ fn the_sql_registry_answers_as_the_rust_rule() {
         let refusals = ["SFL02", "SFL03", "SFL04", "SFL05", "22004", "22023"].map(|k| format!("acquire: {k}"));
         let renewals = ["answered", "SFL01", "SFL05", "22004", "22023"].map(|k| format!("renew: {k}"));
         let releases = ["Ok(true)", "Ok(false)"].map(|k| format!("release: {k}"));
-        for kind in kinds.iter().chain(&refusals).chain(&renewals).chain(&releases) {
+        let claims = ["answered", "SFL01", "23502", "23514"].map(|k| format!("record: {k}"));
+        let reads = ["answered", "SFL01"].map(|k| format!("history_of: {k}"));
+        for kind in kinds.iter().chain(&refusals).chain(&renewals).chain(&releases).chain(&claims).chain(&reads) {
             assert!(seen.contains_key(kind), "no history reached {kind}: {seen:?}");
         }
     }

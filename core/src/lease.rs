@@ -97,6 +97,7 @@
 use crate::state_file::RegistryLease;
 
 mod copies;
+pub mod registry;
 pub use copies::{
     heartbeat_ms, proven_copy, renewal_instance, resumes_unconfirmed, silence_ms, Busy, CALL_TIMEOUT_MS, START_WAIT_MS,
 };

@@ -4,7 +4,9 @@
 //! `src/service/` and `src/worker/registry_keeper.rs` (`next_id`, `start`,
 //! `restore_own_lease`, `take_lease`, `close_lease`, `Keeper::turn`,
 //! `acquire`, `renew`, `release`, the mark keeper's loop), the registry side
-//! `sql/registry.sql`, each registry call one transaction.
+//! the core's model of `sql/registry.sql` (`lease::registry`, the one
+//! `tests/registry_model.rs` compares with the SQL on a real server), each
+//! registry call one transaction.
 //!
 //! Events: real time passing; IDs drawn; mark keeper turns (registry and
 //! mark); each server's clock stepping back or forward (by up to two days)
@@ -48,11 +50,12 @@
 //! commit); `a_registry_that_loses_an_acknowledged_commit_hands_a_range_out_twice`
 //! shows what the rule's durability assumption buys.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use proptest::prelude::*;
 use snowflake_id_core::generator::MAX_SKEWED_ADVANCE_MS;
-use snowflake_id_core::lease::{self, Busy, Claimant, Holder, Range, Takeover};
+use snowflake_id_core::lease::registry::{self, Acquire, Granted, Lease, LeaseName, Namespace, Refusal};
+use snowflake_id_core::lease::{self, Claimant, Takeover};
 use snowflake_id_core::state_file::{resume_clocks, resume_floor, RegistryLease, Stored};
 use snowflake_id_core::{Clocks, Error, GeneratorState, Layout, Policy, Step, StoredLayout};
 
@@ -176,16 +179,12 @@ fn config() -> impl Strategy<Value = Config> {
 }
 
 // ---------------------------------------------------------------------------
-// The registry (sql/registry.sql), on the lease rule
+// The registry: the core's model of sql/registry.sql (lease::registry), the
+// one tests/registry_model.rs compares with the SQL on a real server
 // ---------------------------------------------------------------------------
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Row {
-    holder: Holder,
-    range: Range,
-}
-
-type Table = BTreeMap<i64, Row>;
+/// The one namespace both servers lease their worker ids in.
+const NAMESPACE: &str = "fleet";
 
 #[derive(Debug)]
 enum Failure {
@@ -194,71 +193,70 @@ enum Failure {
 }
 
 struct Registry {
-    rows: Table,
-    /// Committed transactions, oldest first: the table before each, and
+    tables: registry::Registry,
+    /// Committed transactions, oldest first: the tables before each, and
     /// whether its answer reached the node.
-    log: Vec<(Table, bool)>,
+    log: Vec<(registry::Registry, bool)>,
     /// Its clock reads real time plus this.
     offset: i64,
-    margin: i64,
+    /// The "random" token of the next grant: drawn for every call, so
+    /// that tokens increase in the order grants were made.
     next_token: i64,
     /// Why each grant was made (for the coverage test).
     kinds: Vec<Takeover>,
 }
 
-/// A grant as the registry answers it.
-#[derive(Debug, Clone, Copy)]
-struct Granted {
-    worker_id: i64,
-    epoch: i64,
-    token: i64,
-    range: Range,
+fn lease_name(worker_id: i64, epoch: i64, token: i64) -> LeaseName {
+    LeaseName { namespace: Some(NAMESPACE.into()), worker_id: Some(worker_id), epoch: Some(epoch), token: Some(token) }
 }
 
 impl Registry {
-    /// `snowflake_registry_acquire`.
+    fn new(layout: &Layout, margin: i64) -> Registry {
+        let namespace = Namespace {
+            worker_bits: i64::from(layout.worker_bits()),
+            sequence_bits: i64::from(layout.sequence_bits()),
+            epoch_ms: 0,
+            stale_margin_ms: margin,
+        };
+        Registry {
+            tables: registry::Registry::with_namespace(NAMESPACE, namespace),
+            log: vec![],
+            offset: 0,
+            next_token: 0,
+            kinds: vec![],
+        }
+    }
+
+    /// `snowflake_registry_acquire`, as server `n` calls it.
+    #[allow(clippy::too_many_arguments)]
     fn acquire(
         &mut self,
         now: i64,
-        max_worker: i64,
+        layout: &Layout,
+        n: usize,
         wanted: Option<i64>,
         claimant: Claimant,
         node_tick: i64,
         horizon_ms: i64,
     ) -> Result<Granted, &'static str> {
-        let tick = lease::request_tick(node_tick, now);
-        let wanted = match wanted {
-            Some(w) => w,
-            None => {
-                let leases = self.rows.iter().map(|(w, r)| (*w, &r.holder));
-                lease::auto_worker(leases, &claimant, max_worker, self.margin, now).ok_or("SFL04")?
-            }
+        let call = Acquire {
+            namespace: Some(NAMESPACE.into()),
+            worker_bits: Some(i64::from(layout.worker_bits())),
+            sequence_bits: Some(i64::from(layout.sequence_bits())),
+            epoch_ms: Some(0),
+            wanted,
+            system_identifier: Some(claimant.system_identifier),
+            timeline: Some(claimant.timeline),
+            node_name: Some(format!("server {n}")),
+            node_tick: Some(node_tick),
+            horizon_ms: Some(horizon_ms),
+            resume_epoch: claimant.resume.map(|(epoch, _)| epoch),
+            resume_token: claimant.resume.map(|(_, token)| token),
         };
-        let old = self.rows.get(&wanted);
-        let kind = match lease::takeover(old.map(|r| &r.holder), &claimant, self.margin, now) {
-            Ok(kind) => kind,
-            Err(Busy::Held) => return Err("SFL02"),
-            Err(Busy::Running) => return Err("SFL05"),
-        };
-        self.kinds.push(kind);
-        if let (Takeover::Continued, Some(old)) = (kind, old) {
-            let (holder, range) = (old.holder, old.range);
-            return Ok(Granted { worker_id: wanted, epoch: holder.epoch, token: holder.token, range });
-        }
         self.next_token += 1;
-        let range = lease::grant(old.map(|r| r.range.ceiling), tick, horizon_ms);
-        let holder = Holder {
-            epoch: old.map_or(0, |r| r.holder.epoch) + 1,
-            token: self.next_token,
-            system_identifier: claimant.system_identifier,
-            timeline: claimant.timeline,
-            released: false,
-            renewed_at_ms: now,
-            horizon_ms,
-            instance: claimant.instance,
-        };
-        self.rows.insert(wanted, Row { holder, range });
-        Ok(Granted { worker_id: wanted, epoch: holder.epoch, token: holder.token, range })
+        let granted = self.tables.acquire(now, &call, claimant.instance, self.next_token).map_err(Refusal::sqlstate)?;
+        self.kinds.push(granted.kind);
+        Ok(granted)
     }
 
     /// `snowflake_registry_renew`.
@@ -271,37 +269,20 @@ impl Registry {
         node_tick: i64,
         horizon_ms: i64,
     ) -> Result<i64, &'static str> {
-        let row = self.rows.get_mut(&worker_id);
-        let row = row.filter(|r| r.holder.epoch == held.epoch && r.holder.token == held.token && !r.holder.released);
-        let row = row.ok_or("SFL01")?;
-        row.holder.instance = lease::renewal_instance(row.holder.instance, Some(instance)).map_err(|_| "SFL05")?;
-        let tick = lease::request_tick(node_tick, now);
-        row.range.ceiling = lease::renew(row.range, tick, horizon_ms);
-        row.holder.horizon_ms = horizon_ms;
-        row.holder.renewed_at_ms = now;
-        Ok(row.range.ceiling)
+        let name = lease_name(worker_id, held.epoch, held.token);
+        self.tables.renew(now, &name, Some(node_tick), Some(horizon_ms), Some(instance)).map_err(Refusal::sqlstate)
     }
 
     /// `snowflake_registry_release`.
     fn release(
         &mut self,
+        now: i64,
         worker_id: i64,
-        epoch: i64,
-        token: i64,
+        (epoch, token): (i64, i64),
         instance: i64,
         last_tick: i64,
     ) -> Result<bool, &'static str> {
-        let row = self.rows.get_mut(&worker_id);
-        let row = row.filter(|r| r.holder.epoch == epoch && r.holder.token == token && !r.holder.released);
-        // Another start's last tick says nothing of what the recorded one issued.
-        match row.filter(|r| lease::renewal_instance(r.holder.instance, Some(instance)).is_ok()) {
-            Some(row) => {
-                row.range.ceiling = lease::release(row.range, last_tick);
-                row.holder.released = true;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(self.tables.release(now, &lease_name(worker_id, epoch, token), Some(last_tick), Some(instance)))
     }
 }
 
@@ -450,6 +431,7 @@ type Check = Result<(), TestCaseError>;
 
 impl World {
     fn new(config: Config) -> World {
+        let layout = Layout::new(1, 2, 0).unwrap(); // two worker ids, 4 IDs per ms: bursts borrow
         let server = |i: usize| Server {
             fixed: config.fixed[i],
             horizon: config.horizon[i],
@@ -468,18 +450,11 @@ impl World {
             copied: false,
         };
         World {
-            layout: Layout::new(1, 2, 0).unwrap(), // two worker ids, 4 IDs per ms: bursts borrow
+            layout,
             config,
             policy: Policy { max_drift_ms: config.max_drift, mark_reach_ms: MARK_REACH_MS },
             real: START_MS,
-            registry: Registry {
-                rows: Table::new(),
-                log: vec![],
-                offset: 0,
-                margin: config.margin,
-                next_token: 0,
-                kinds: vec![],
-            },
+            registry: Registry::new(&layout, config.margin),
             servers: [server(0), server(1)],
             grants: HashMap::new(),
             ids: HashSet::new(),
@@ -554,10 +529,10 @@ impl World {
         if link == Link::Down {
             return Err(Failure::Unreachable);
         }
-        let before = self.registry.rows.clone();
+        let before = self.registry.tables.clone();
         let now = self.real + self.registry.offset;
         let result = f(&mut self.registry, now);
-        if self.registry.rows != before {
+        if self.registry.tables != before {
             self.registry.log.push((before, link == Link::Up));
         } else if result.is_ok() {
             // A read that answered (a lease going on, `Continued`) saw the
@@ -858,11 +833,11 @@ impl World {
             resume: resumable.map(|(_, l)| (l.epoch, l.token)),
             instance: Some(s.instance),
         };
-        let max_worker = self.layout.max_worker_id();
         // What the registry may add to ceilings is noted whether or not the answer arrives.
-        let before = self.registry.rows.clone();
-        let result = self.call(n, |r, at| r.acquire(at, max_worker, wanted, claimant, now, horizon));
-        if let Some((w, row)) = self.registry.rows.iter().find(|(w, row)| before.get(w) != Some(row)) {
+        let before = self.registry.tables.leases.clone();
+        let layout = self.layout;
+        let result = self.call(n, |r, at| r.acquire(at, &layout, n, wanted, claimant, now, horizon));
+        if let Some(((_, w), row)) = self.registry.tables.leases.iter().find(|(k, row)| before.get(*k) != Some(row)) {
             let (w, row) = (*w, row.clone());
             self.granted(w, &row)?;
             self.note_request(w, horizon, n);
@@ -911,7 +886,7 @@ impl World {
     }
 
     /// A grant committed: how far ahead its floor may be.
-    fn granted(&mut self, worker_id: i64, row: &Row) -> Check {
+    fn granted(&mut self, worker_id: i64, row: &Lease) -> Check {
         let floor = row.range.floor;
         self.grants
             .insert(row.holder.token, GrantInfo { worker_id, seq: row.holder.token, lo: i64::MAX, hi: i64::MIN });
@@ -955,7 +930,7 @@ impl World {
         let (State::Held, Some(lease)) = (mem.state, mem.lease) else { return };
         let Some(last) = self.close_lease(n) else { return };
         let (worker_id, instance) = (mem.worker_id, self.servers[n].instance);
-        if self.call(n, |r, _| r.release(worker_id, lease.epoch, lease.token, instance, last)).is_ok() {
+        if self.call(n, |r, at| r.release(at, worker_id, (lease.epoch, lease.token), instance, last)).is_ok() {
             self.servers[n].mem.state = State::Lost;
         }
     }
@@ -1048,7 +1023,7 @@ impl World {
             // A durable commit (synchronous_commit = on, fsync on) survives.
             return;
         }
-        self.registry.rows = before.clone();
+        self.registry.tables = before.clone();
         self.registry.log.pop();
         self.stats.lost += 1;
         self.log.push(format!("{}: the registry lost its last transaction", self.real));
@@ -1165,10 +1140,11 @@ impl World {
             s.link = Link::Up;
         }
         self.registry.offset = 0;
-        let highest = self.grants.values().map(|g| g.hi).chain(self.registry.rows.values().map(|r| r.range.ceiling));
+        let highest =
+            self.grants.values().map(|g| g.hi).chain(self.registry.tables.leases.values().map(|r| r.range.ceiling));
         let highest = highest.chain(self.servers.iter().filter_map(|s| s.disk.map(|d| d.mark)));
         // A registry clock set back after a renewal "in the future" waits for it.
-        let highest = highest.chain(self.registry.rows.values().map(|r| r.holder.renewed_at_ms)).max();
+        let highest = highest.chain(self.registry.tables.leases.values().map(|r| r.holder.renewed_at_ms)).max();
         self.real = self.real.max(highest.unwrap_or(0)) + 2 * lease::DAY_MS;
         let step = self.servers.iter().map(|s| s.horizon).min().unwrap_or(1_000) / 4;
         // Long enough for every keeper to renew twice (a heartbeat each), so
