@@ -313,13 +313,20 @@ fn many_sessions_never_repeat_and_each_increases() {
     assert!(total > 10_000, "too few IDs to mean anything: {total}");
 }
 
-/// kill -9 while sessions insert: after the restart every new ID is above
-/// every ID of a committed row.
+/// kill -9 while sessions insert, and the restart with the clock an hour
+/// behind (so that the clock cannot cover for a counter that lost its
+/// state): every new ID is above every ID of a committed row.
 #[test]
 fn kill_9_mid_draw_never_repeats_a_committed_id() {
     let Some(bin) = managed_bin() else { return };
-    let mut m = Managed::installed(&bin, &[]);
-    m.admin().batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), s int)").unwrap();
+    let (mut m, clock) = Managed::bare_with_fake_clock(&bin);
+    m.register("app");
+    m.admin()
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(5);
+             CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), s int)",
+        )
+        .unwrap();
     let handles: Vec<_> = (0..4)
         .map(|s| {
             let mut client = m.admin();
@@ -337,7 +344,9 @@ fn kill_9_mid_draw_never_repeats_a_committed_id() {
     for h in handles {
         h.join().unwrap();
     }
+    clock.set("-1h");
     m.cluster.start();
+    common::wait_for_clock_offset(&m.cluster, -3600.0);
     let mut admin = m.admin();
     let max = one(&mut admin, "SELECT max(id) FROM t");
     assert!(one(&mut admin, "SELECT count(*) FROM t") > 100, "the crash came before any insert");
@@ -354,6 +363,8 @@ fn a_clock_set_back_never_repeats_or_goes_back() {
     m.register("app");
     m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(5)").unwrap();
     let mut admin = m.admin();
+    // A draw that waits out the hour fails here rather than hang the test.
+    admin.batch_execute("SET statement_timeout = '20s'").unwrap();
     let before = draw(&mut admin, 3000);
     clock.set("-1h");
     common::wait_for_clock_offset(&m.cluster, -3600.0);
@@ -363,6 +374,7 @@ fn a_clock_set_back_never_repeats_or_goes_back() {
     assert!(during[0] > before[2999], "after the step back: {} <= {}", during[0], before[2999]);
     m.cluster.restart();
     let mut admin = m.admin();
+    admin.batch_execute("SET statement_timeout = '20s'").unwrap();
     let after_restart = draw(&mut admin, 3000);
     assert!(after_restart[0] > during[2999], "after a restart with the clock behind");
     let blocks = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(1000)");
@@ -489,4 +501,65 @@ fn the_plain_script_installs_without_pg_tle() {
     admin.batch_execute("GRANT USAGE ON SCHEMA ids TO app").unwrap();
     let more = ids(&mut app, "SELECT ids.snowflake_nextval() FROM generate_series(1, 10)");
     assert!(more[0] > got[499]);
+}
+
+/// The raise race: with 4 or 5 sequence bits (16 or 32 IDs per ms) a dozen
+/// sessions drawing single IDs keep the counter a few values behind the
+/// clock's floor at each millisecond boundary (which of the two depends on
+/// the machine's speed: both run), so raises run every millisecond while the
+/// other sessions' draws climb past the raise's target. Without the seqlock
+/// (a raise reads the counter, then setval) a value drawn between the two is
+/// issued again, or a session gets an ID below its last: within seconds.
+#[test]
+fn raises_racing_draws_at_the_clock_never_repeat() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &["max_connections = 40"]);
+    let mut raises = 0;
+    for bits in [4, 5] {
+        let db = format!("race{bits}");
+        m.cluster.sql(&format!("CREATE DATABASE {db} OWNER admin"));
+        m.as_user("postgres", &db).batch_execute("CREATE EXTENSION pg_tle").unwrap();
+        m.register(&db);
+        let mut admin = m.as_user("admin", &db);
+        admin
+            .batch_execute(&format!(
+                "CREATE EXTENSION snowflake_id;
+                 SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, {bits});
+                 SELECT snowflake_set_worker_id(1);"
+            ))
+            .unwrap();
+        let sessions = 14;
+        let barrier = Arc::new(Barrier::new(sessions));
+        let handles: Vec<_> = (0..sessions)
+            .map(|_| {
+                let mut client = m.as_user("admin", &db);
+                let barrier = barrier.clone();
+                thread::spawn(move || {
+                    let stmt = client.prepare("SELECT snowflake_nextval()").unwrap();
+                    barrier.wait();
+                    let mut got = Vec::new();
+                    let deadline = Instant::now() + Duration::from_secs(7);
+                    while Instant::now() < deadline {
+                        got.push(client.query_one(&stmt, &[]).expect("draw").get::<_, i64>(0));
+                    }
+                    got
+                })
+            })
+            .collect();
+        let all: Vec<Vec<i64>> = handles.into_iter().map(|h| h.join().expect("session")).collect();
+        let mut seen = HashSet::new();
+        let (mut repeats, mut backwards) = (0, 0);
+        for got in &all {
+            backwards += got.windows(2).filter(|w| w[0] >= w[1]).count();
+            repeats += got.iter().filter(|id| !seen.insert(**id)).count();
+        }
+        assert_eq!(
+            (repeats, backwards),
+            (0, 0),
+            "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
+            seen.len()
+        );
+        raises += one(&mut admin, "SELECT pg_sequence_last_value('snowflake_managed_generation') / 2");
+    }
+    assert!(raises > 1000, "too few raises ({raises}) to race");
 }
