@@ -563,3 +563,96 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
+
+/// The functions applications call, as the catalog describes them on each
+/// edition: the same names, argument names, types and defaults, results and
+/// volatility (`SNOWFLAKE_PG_BIN` is a server with the native extension
+/// installed). Parallel labels are compared too, but for the one difference
+/// docs/managed.md gives: the managed snowflake_nextval() calls nextval() and
+/// is PARALLEL UNSAFE.
+#[test]
+fn application_functions_match_the_native_catalog() {
+    let Some(bin) = managed_bin() else { return };
+    let mut native = Cluster::init(&[]);
+    native.start();
+    native.sql("CREATE EXTENSION snowflake_id");
+    let managed = Managed::installed(&bin, &[]);
+    let sql = "SELECT p.proname::text, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid),
+                      p.provolatile::text, p.proparallel::text, p.proretset
+                 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE n.nspname = 'public' AND p.proname LIKE 'snowflake\\_%'";
+    type Row = (String, String, String, String, String, bool);
+    let catalog = |client: &mut Client| -> Vec<Row> {
+        client
+            .query(sql, &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
+            .collect()
+    };
+    let native_rows = catalog(&mut native.connect());
+    let managed_rows = catalog(&mut managed.admin());
+    let mut required = vec![
+        "snowflake_nextval",
+        "snowflake_nextval_block",
+        "snowflake_nextval_array",
+        "snowflake_advance_past",
+        "snowflake_id_status",
+    ];
+    // The decoders and text forms come from their own files (h41b's part).
+    if std::path::Path::new(&repo_file("sql/managed/accessors.sql")).exists() {
+        required.extend([
+            "snowflake_timestamp",
+            "snowflake_worker_id",
+            "snowflake_sequence",
+            "snowflake_decode",
+            "snowflake_from_timestamp",
+            "snowflake_id_span",
+        ]);
+    }
+    if std::path::Path::new(&repo_file("sql/managed/text_forms.sql")).exists() {
+        required.extend([
+            "snowflake_to_base62",
+            "snowflake_from_base62",
+            "snowflake_to_base32",
+            "snowflake_from_base32",
+        ]);
+    }
+    let mut problems = Vec::new();
+    for name in &required {
+        let of = |rows: &[Row]| rows.iter().filter(|r| r.0 == *name).cloned().collect::<Vec<_>>();
+        let (n, m) = (of(&native_rows), of(&managed_rows));
+        if n.is_empty() {
+            problems.push(format!("{name}: not in the native catalog"));
+        }
+        for nr in &n {
+            let Some(mr) = m.iter().find(|mr| mr.1 == nr.1) else {
+                problems.push(format!("{name}({}): missing in the managed edition", nr.1));
+                continue;
+            };
+            let result_matches = if *name == "snowflake_id_status" {
+                // Managed has the native columns that mean something here, in
+                // native order with native types.
+                let cols = |r: &str| {
+                    r.trim_start_matches("TABLE(")
+                        .trim_end_matches(')')
+                        .split(", ")
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                };
+                let native_cols = cols(&nr.2);
+                cols(&mr.2).iter().all(|c| native_cols.contains(c))
+            } else {
+                mr.2 == nr.2
+            };
+            if !result_matches || mr.3 != nr.3 || mr.5 != nr.5 {
+                problems.push(format!("{name}: native {nr:?}, managed {mr:?}"));
+            }
+            let parallel_ok = mr.4 == nr.4 || (*name == "snowflake_nextval" && mr.4 == "u");
+            if !parallel_ok {
+                problems.push(format!("{name}: parallel label native {}, managed {}", nr.4, mr.4));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
