@@ -234,9 +234,13 @@ CREATE FUNCTION snowflake_nextval() RETURNS bigint
 -- inlines into the caller's query (no function call, no table read):
 --   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
 --   2. g1: the generation before;
---   3. nextval(counter), kept only if it is at or above the clock's floor and
---      less than max_drift ahead: ((v - floor) + L) / L = 1 tests both with v
---      used once (a value used twice would need a variable);
+--   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
+--      clock's floor, less than max_drift L ahead) or at least 2L (a clock
+--      set back or snowflake_advance_past: no wait, as in the slow path), and
+--      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
+--      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
+--      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
+--      sign), which tests it with v used once (twice would need a variable);
 --   4. g2: the generation after, read only if 3 held (CASE orders it);
 --   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
 --      generation only grows: with g1 <= g2, equality of the halves holds
@@ -284,15 +288,17 @@ CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
         WHEN (pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN ((((pg_catalog.nextval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-                             OPERATOR(pg_catalog.-)
-                             (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
-                                OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
-                               OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
-                              OPERATOR(pg_catalog.<<) %K%))
-                            OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
-                           OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
-                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8)
+             ((CASE WHEN (LEAST((((pg_catalog.nextval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+                                   OPERATOR(pg_catalog.-)
+                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                                    OPERATOR(pg_catalog.<<) %K%))
+                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
+                                3::pg_catalog.int8)
+                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+                         OPERATOR(pg_catalog.=) 1::pg_catalog.int8
                     THEN pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
                END
                OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
