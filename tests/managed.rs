@@ -656,3 +656,41 @@ fn application_functions_match_the_native_catalog() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// More IDs per millisecond than the layout has (2 sequence bits: 4 per ms)
+/// borrow the next milliseconds, up to max_drift (one second) ahead of the
+/// clock; past that, callers wait, and statement_timeout ends a wait cleanly.
+#[test]
+fn a_burst_stays_within_max_drift_and_its_wait_can_be_cancelled() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 2);
+             SELECT snowflake_set_worker_id(3);",
+        )
+        .unwrap();
+    let started = Instant::now();
+    let got = draw(&mut admin, 12_000);
+    let elapsed = started.elapsed();
+    assert_eq!(got.iter().collect::<HashSet<_>>().len(), 12_000);
+    // 12,000 IDs are 3 s of this layout's numbering: at most 1 s of it may be
+    // borrowed ahead, so the draw took about 2 s at least.
+    assert!(elapsed > Duration::from_millis(1500), "no wait: 12,000 IDs in {elapsed:?}");
+    let ahead_ms = one(
+        &mut admin,
+        "SELECT ((snowflake_nextval() >> 12) + 1735689600000) - (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+    );
+    assert!(ahead_ms <= 1_100, "{ahead_ms} ms ahead of the clock, max_drift is 1 s");
+    let drift: i64 = admin.query_one("SELECT drift_ms FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(drift <= 1_100, "status drift_ms {drift}");
+    admin.batch_execute("SET statement_timeout = '300ms'").unwrap();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT count(snowflake_nextval()) FROM generate_series(1, 100000)");
+    assert_eq!(code, "57014", "{text}");
+    admin.batch_execute("RESET statement_timeout").unwrap();
+    let after = draw(&mut admin, 10);
+    assert!(after[0] > got[11_999]);
+}
