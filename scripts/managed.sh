@@ -15,10 +15,16 @@
 #
 #   bash scripts/managed.sh            write dist/
 #   bash scripts/managed.sh --check    fail if dist/ is not what it would write
+#
+# tests/managed.rs makes a next version the same way, with
+# SNOWFLAKE_MANAGED_VERSION (default: Cargo.toml's), SNOWFLAKE_MANAGED_UPDATES
+# (default: sql/managed/updates) and SNOWFLAKE_MANAGED_OUT (default: dist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+version=${SNOWFLAKE_MANAGED_VERSION:-$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)}
 [ -n "$version" ] || { echo "managed.sh: no version in Cargo.toml" >&2; exit 1; }
+updates=${SNOWFLAKE_MANAGED_UPDATES:-sql/managed/updates}
+out=${SNOWFLAKE_MANAGED_OUT:-dist}
 
 # The install script, in dependency order. layout.sql, accessors.sql and
 # text_forms.sql are the managed decoders' own files.
@@ -51,7 +57,7 @@ script() { # $1: tle or plain
 
 tag_tle='$snowflake_id_managed$'
 tag_plain='$snowflake_id_plain$'
-for f in "${parts[@]}" sql/managed/config_dump.sql sql/managed/updates/*.sql; do
+for f in "${parts[@]}" sql/managed/config_dump.sql "$updates"/*.sql; do
     [ -f "$f" ] || continue
     if grep -qF -e "$tag_tle" -e "$tag_plain" "$f"; then
         echo "managed.sh: $f holds a dollar-quote tag the dist scripts use" >&2
@@ -93,7 +99,7 @@ $tag_tle);
 END
 \$register\$;
 TAIL
-    for u in sql/managed/updates/snowflake_id--*--*.sql; do
+    for u in "$updates"/snowflake_id--*--*.sql; do
         [ -f "$u" ] || continue
         base=$(basename "$u" .sql)
         from=${base#snowflake_id--}
@@ -147,12 +153,12 @@ TAIL
 out_tle=$(tle)
 out_plain=$(plain)
 if [ "${1:-}" = --check ]; then
-    [ "$out_tle" = "$(cat dist/snowflake_id_pg_tle.sql 2>/dev/null)" ] &&
-        [ "$out_plain" = "$(cat dist/snowflake_id_plain.sql 2>/dev/null)" ] ||
-        { echo "managed.sh: dist/ is not what scripts/managed.sh writes: run it and commit dist/" >&2; exit 1; }
+    [ "$out_tle" = "$(cat "$out"/snowflake_id_pg_tle.sql 2>/dev/null)" ] &&
+        [ "$out_plain" = "$(cat "$out"/snowflake_id_plain.sql 2>/dev/null)" ] ||
+        { echo "managed.sh: $out/ is not what scripts/managed.sh writes: run it and commit $out/" >&2; exit 1; }
     exit 0
 fi
-mkdir -p dist
-printf '%s\n' "$out_tle" >dist/snowflake_id_pg_tle.sql
-printf '%s\n' "$out_plain" >dist/snowflake_id_plain.sql
-echo "managed.sh: wrote dist/snowflake_id_pg_tle.sql and dist/snowflake_id_plain.sql ($version)"
+mkdir -p "$out"
+printf '%s\n' "$out_tle" >"$out"/snowflake_id_pg_tle.sql
+printf '%s\n' "$out_plain" >"$out"/snowflake_id_plain.sql
+echo "managed.sh: wrote $out/snowflake_id_pg_tle.sql and $out/snowflake_id_plain.sql ($version)"

@@ -694,3 +694,78 @@ fn a_burst_stays_within_max_drift_and_its_wait_can_be_cancelled() {
     let after = draw(&mut admin, 10);
     assert!(after[0] > got[11_999]);
 }
+
+/// An update of the edition from one version to the next, the way a release
+/// ships it: scripts/managed.sh writes the next version's pg_tle script with
+/// the update path from sql/managed/updates/, the admin runs it on a database
+/// that uses the current version, then ALTER EXTENSION ... UPDATE. Here the
+/// next version (the current one plus ".1") raises max_drift and bakes again:
+/// afterwards the fast path has the new constant, the worker id, layout and
+/// counter are kept, and IDs continue above.
+#[test]
+fn an_update_to_the_next_version_keeps_configuration_and_counter() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    let current: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    let next = format!("{current}.1");
+    let before = draw(&mut admin, 100);
+    let work = tempfile::tempdir().unwrap();
+    let updates = work.path().join("updates");
+    std::fs::create_dir(&updates).unwrap();
+    std::fs::write(
+        updates.join(format!("snowflake_id--{current}--{next}.sql")),
+        "CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT @extschema@.snowflake_managed_bake();\n",
+    )
+    .unwrap();
+    let out = work.path().join("dist");
+    let made = Command::new("bash")
+        .arg(repo_file("scripts/managed.sh"))
+        .env("SNOWFLAKE_MANAGED_VERSION", &next)
+        .env("SNOWFLAKE_MANAGED_UPDATES", &updates)
+        .env("SNOWFLAKE_MANAGED_OUT", &out)
+        .output()
+        .unwrap();
+    check("managed.sh for the next version", made);
+    let script = out.join("snowflake_id_pg_tle.sql");
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let ran = Command::new(m.cluster.tool("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    check("the next version's pg_tle script", ran);
+    let max_drift = |c: &mut Client| one(c, "SELECT max_drift_ms FROM snowflake_id_status");
+    assert_eq!(max_drift(&mut admin), 1000);
+    admin.batch_execute(&format!("ALTER EXTENSION snowflake_id UPDATE TO '{next}'")).unwrap();
+    let mut admin = m.admin();
+    let version: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, next);
+    assert_eq!(max_drift(&mut admin), 2000);
+    // Baked again by the update: the inlined fast path holds the new limit.
+    let plan = ids_plan(&mut admin);
+    assert!(plan.contains(&(2000i64 << 12).to_string()), "fast path not baked again: {plan}");
+    let after = draw(&mut admin, 100);
+    assert!(after[0] > before[99] && after.iter().all(|id| worker_of(*id) == 5));
+    // A new database gets the new version by default.
+    m.cluster.sql("CREATE DATABASE fresh OWNER admin");
+    m.as_user("postgres", "fresh").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    let ran = Command::new(m.cluster.tool("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "fresh", "-f"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    check("the next version's pg_tle script in a new database", ran);
+    let mut fresh = m.as_user("admin", "fresh");
+    fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let version: String =
+        fresh.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, next);
+}
