@@ -769,3 +769,72 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
         fresh.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
     assert_eq!(version, next);
 }
+
+/// A hostile role that may create in public plants look-alikes of every
+/// function and operator the edition's bodies call, each of which fails
+/// loudly if called; the owner's session puts public before pg_catalog.
+/// Installed from both scripts, the edition binds none of them: its bodies
+/// name pg_catalog and exact types (SQL-standard bodies, bound at creation)
+/// or pin search_path (PL/pgSQL).
+#[test]
+fn planted_look_alikes_in_public_are_never_called() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let trap = |name: &str, args: &str, ret: &str| {
+        format!(
+            "CREATE FUNCTION public.{name}({args}) RETURNS {ret} LANGUAGE plpgsql AS \
+             $$BEGIN RAISE EXCEPTION 'planted {name}({args}) called'; END$$;"
+        )
+    };
+    let mut plants = String::new();
+    for (name, args, ret) in [
+        ("nextval", "regclass", "bigint"),
+        ("currval", "regclass", "bigint"),
+        ("setval", "regclass, bigint, boolean", "bigint"),
+        ("pg_sequence_last_value", "regclass", "bigint"),
+        ("clock_timestamp", "", "timestamptz"),
+        ("pg_is_in_recovery", "", "boolean"),
+        ("date_part", "text, timestamptz", "double precision"),
+        ("floor", "double precision", "double precision"),
+        ("pg_sleep", "double precision", "void"),
+        ("unnest", "bigint[]", "SETOF bigint"),
+        ("generate_series", "bigint, bigint", "SETOF bigint"),
+        ("plus", "bigint, bigint", "bigint"),
+        ("shr", "bigint, integer", "bigint"),
+        ("div", "bigint, bigint", "bigint"),
+    ] {
+        plants.push_str(&trap(name, args, ret));
+    }
+    plants.push_str(
+        "CREATE OPERATOR public.+ (FUNCTION = public.plus, LEFTARG = bigint, RIGHTARG = bigint);
+         CREATE OPERATOR public.>> (FUNCTION = public.shr, LEFTARG = bigint, RIGHTARG = integer);
+         CREATE OPERATOR public./ (FUNCTION = public.div, LEFTARG = bigint, RIGHTARG = bigint);",
+    );
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db).batch_execute("GRANT CREATE ON SCHEMA public TO app").unwrap();
+        m.as_user("app", db).batch_execute(&plants).unwrap();
+    }
+    // Positive control: the traps fire when bound.
+    let mut admin = m.admin();
+    admin.batch_execute("SET search_path = public, pg_catalog").unwrap();
+    let (_, text) = sqlstate_of(&mut admin, "SELECT nextval('pg_class'::regclass)");
+    assert!(text.contains("planted nextval"), "{text}");
+    // pg_tle.
+    m.register("app");
+    admin.batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(4)").unwrap();
+    // The plain script, run with public before pg_catalog.
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "-c search_path=public,pg_catalog");
+    let mut plain = m.as_user("admin", "plain");
+    plain.batch_execute("SET search_path = public, pg_catalog; SELECT snowflake_set_worker_id(4)").unwrap();
+    for client in [&mut admin, &mut plain] {
+        let got = draw(client, 2000);
+        assert!(got.iter().all(|id| worker_of(*id) == 4));
+        let block = ids(client, "SELECT * FROM snowflake_nextval_block(10)");
+        assert!(block[0] > got[1999]);
+        let array: Vec<i64> = client.query_one("SELECT snowflake_nextval_array(10)", &[]).unwrap().get(0);
+        assert!(array[0] > block[9]);
+        client.query_one("SELECT * FROM snowflake_id_status", &[]).unwrap();
+        client.batch_execute("SELECT snowflake_advance_past(snowflake_nextval())").unwrap();
+    }
+}
