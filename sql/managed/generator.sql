@@ -246,7 +246,10 @@ CREATE FUNCTION snowflake_nextval() RETURNS bigint
 --      generation only grows: with g1 <= g2, equality of the halves holds
 --      exactly when g2 is even and g1 = g2);
 --   6. the ID from currval(counter) (the value of 3, without a variable).
--- Anything else takes the slow path, which draws again. Also sets the three
+-- The order 2, 3, 4 rests on PostgreSQL evaluating an operator's operands
+-- left to right (the executor's steps compute a function's arguments in
+-- order; nothing volatile is folded or moved) and a CASE's condition before
+-- its result. Anything else takes the slow path, which draws again. Also sets the three
 -- layout functions the server-layout decoders read (layout.sql) and the
 -- counter's MAXVALUE.
 CREATE FUNCTION snowflake_managed_bake() RETURNS void
