@@ -377,5 +377,9 @@ CREATE FUNCTION snowflake_nextval_array(n integer) RETURNS bigint[]
 COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
     'n new IDs in ascending order in one array (managed edition)';
 
+-- Internal: called by the owner's SECURITY DEFINER functions only. Left
+-- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
+-- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_managed_wait_lead(snowflake_managed_config, bigint),
-    snowflake_managed_raise(bigint, bigint), snowflake_managed_bake() FROM PUBLIC;
+    snowflake_managed_raise(bigint, bigint), snowflake_managed_bake(), snowflake_managed_max_drift_ms(),
+    snowflake_managed_floor(timestamptz, integer), snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
