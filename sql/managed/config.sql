@@ -1,0 +1,164 @@
+-- The managed edition's configuration: what postgresql.conf holds for the
+-- native edition (worker id, layout) is set here by the extension's owner,
+-- kept in snowflake_managed_config (owner-only, dumped by pg_dump) and baked
+-- as literals into the inlined fast path and the decoders' layout functions.
+-- Nothing an ordinary role can SET changes which IDs are drawn.
+
+-- The extension's owner (the owner of its configuration table, which is the
+-- role that ran CREATE EXTENSION or the plain script) or a superuser
+-- (pg_has_role counts superusers as members of every role); anyone else
+-- gets 42501. The functions are also not executable by PUBLIC: this names
+-- the rule for a role the owner granted EXECUTE to by mistake.
+CREATE FUNCTION snowflake_managed_require_owner(what text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
+                              WHERE c.oid = '@extschema@.snowflake_managed_config'::pg_catalog.regclass);
+BEGIN
+    IF NOT pg_catalog.pg_has_role(current_user, owner, 'MEMBER') THEN
+        RAISE EXCEPTION 'permission denied for function %', what
+            USING ERRCODE = '42501',
+                  DETAIL = pg_catalog.format('It changes which IDs every role of this database gets; only the extension''s owner (%s) may.',
+                                             pg_catalog.quote_ident(owner::pg_catalog.regrole::pg_catalog.text)),
+                  HINT = 'Run it as the role that created the extension (on a managed service, its admin role).';
+    END IF;
+END
+$body$;
+
+-- Bakes the fast path again whenever the configuration changes, including
+-- when pg_restore loads it into a new database.
+CREATE FUNCTION snowflake_managed_config_changed() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    PERFORM @extschema@.snowflake_managed_bake();
+    RETURN NULL;
+END
+$body$;
+CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_managed_config
+    FOR EACH ROW EXECUTE FUNCTION snowflake_managed_config_changed();
+
+-- This database's worker id: unique among every server and database that
+-- issues IDs for the same tables (native servers included). May change at
+-- any time (the counter goes on); IDs stay unique only if no other issuer
+-- has the new one.
+CREATE FUNCTION snowflake_set_worker_id(worker_id integer) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    bits integer;
+BEGIN
+    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_worker_id');
+    bits := coalesce((SELECT c.worker_bits FROM @extschema@.snowflake_managed_config c), 10);
+    IF worker_id < 0 OR worker_id >= (1 << bits) THEN
+        RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, bits
+            USING ERRCODE = '22023',
+                  HINT = pg_catalog.format('Give a worker id from 0 to %s, unique among the servers issuing IDs together.',
+                                           (1 << bits) - 1);
+    END IF;
+    INSERT INTO @extschema@.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
+        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id;
+END
+$body$;
+COMMENT ON FUNCTION snowflake_set_worker_id(integer) IS
+    'sets this database''s worker id (managed edition; the extension''s owner only)';
+
+-- The layout, only before the first ID: what an ID decodes to must not
+-- change (invariant 6). Same checks as the native settings.
+CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    worker integer;
+    reach_ms numeric;
+BEGIN
+    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_layout');
+    -- Held to the end of the transaction: a concurrent first draw waits in
+    -- its raise (the counter is behind), or is seen below.
+    PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
+    IF pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change: this database has issued IDs'
+            USING ERRCODE = '55000',
+                  DETAIL = 'Stored IDs decode with the layout they were made with.',
+                  HINT = 'Set the layout before the first ID (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+    END IF;
+    IF worker_bits < 0 OR sequence_bits < 0 OR worker_bits + sequence_bits > 22 THEN
+        RAISE EXCEPTION 'snowflake_id: worker_bits % and sequence_bits % are not a layout', worker_bits, sequence_bits
+            USING ERRCODE = '22023', HINT = 'Both at least 0, together at most 22 (the default is 10 and 12).';
+    END IF;
+    IF epoch > pg_catalog.now() OR pg_catalog.isfinite(epoch) IS NOT TRUE THEN
+        RAISE EXCEPTION 'snowflake_id: epoch % is not a past instant', epoch
+            USING ERRCODE = '22023', HINT = 'Give an instant before now, such as ''2025-01-01 00:00:00+00'' (the default).';
+    END IF;
+    reach_ms := pg_catalog.power(2::numeric, 63 - worker_bits - sequence_bits);
+    IF (pg_catalog.date_part('epoch', pg_catalog.now()) - pg_catalog.date_part('epoch', epoch)) * 1000 >= reach_ms THEN
+        RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
+            USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
+    END IF;
+    worker := (SELECT c.worker_id FROM @extschema@.snowflake_managed_config c);
+    IF worker >= (1 << worker_bits) THEN
+        RAISE EXCEPTION 'snowflake_id: the worker id % does not fit % worker bits', worker, worker_bits
+            USING ERRCODE = '22023', HINT = 'Set a smaller worker id first with snowflake_set_worker_id.';
+    END IF;
+    INSERT INTO @extschema@.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
+        VALUES (epoch, worker_bits, sequence_bits)
+        ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
+                                        sequence_bits = excluded.sequence_bits;
+END
+$body$;
+COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
+    'sets the epoch and bit split of this database''s IDs, before the first one (managed edition; the extension''s owner only)';
+
+-- Moves the counter past `id`: every later ID is greater (IDs restored from
+-- a dump of another database or edition). Past its whole millisecond, since
+-- an ID of another worker id in that millisecond may be above ours. More than
+-- a day ahead of the clock only with force: a move cannot be taken back.
+-- Returns the smallest ID the next call may return.
+CREATE FUNCTION snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    cfg @extschema@.snowflake_managed_config;
+    tick bigint;
+    target bigint;
+BEGIN
+    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_advance_past');
+    IF pg_catalog.pg_is_in_recovery() THEN
+        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_advance_past()');
+    END IF;
+    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        -- The refusal of a draw without a worker id.
+        PERFORM @extschema@.snowflake_managed_draw(false);
+    END IF;
+    IF id < 0 THEN
+        RAISE EXCEPTION 'snowflake_id: % is not an ID (negative)', id
+            USING ERRCODE = '22003', HINT = 'IDs are positive bigints.';
+    END IF;
+    tick := id >> (cfg.worker_bits + cfg.sequence_bits);
+    IF NOT force AND cfg.epoch + pg_catalog.make_interval(secs => tick / 1000.0) > pg_catalog.clock_timestamp() + interval '1 day' THEN
+        RAISE EXCEPTION 'snowflake_id: ID % decodes to %, more than a day ahead of the clock', id,
+                        cfg.epoch + pg_catalog.make_interval(secs => tick / 1000.0)
+            USING ERRCODE = '22023',
+                  DETAIL = 'A move cannot be taken back: every later ID of this database would decode to that instant or later.',
+                  HINT = pg_catalog.format('Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run SELECT snowflake_advance_past(%s, force => true);', id);
+    END IF;
+    target := (tick + 1) << cfg.sequence_bits;
+    PERFORM @extschema@.snowflake_managed_raise(target, 0);
+    RETURN @extschema@.snowflake_managed_compose(
+        pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) + 1,
+        cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
+END
+$body$;
+COMMENT ON FUNCTION snowflake_advance_past(bigint, boolean) IS
+    'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
+
+REVOKE EXECUTE ON FUNCTION snowflake_managed_require_owner(text), snowflake_managed_config_changed(),
+    snowflake_set_worker_id(integer), snowflake_set_layout(timestamptz, integer, integer),
+    snowflake_advance_past(bigint, boolean) FROM PUBLIC;

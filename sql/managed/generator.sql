@@ -1,0 +1,385 @@
+-- The managed edition's generator: SQL and PL/pgSQL only, on PostgreSQL's
+-- own durable objects (docs/managed.md says what that keeps and what not).
+--
+-- The counter: a sequence holding an ID without its worker bits, that is
+-- (milliseconds since the epoch) << sequence_bits | sequence. nextval() makes
+-- it unique and increasing across every session and durable in WAL (a
+-- promoted standby continues above it); an ID is a counter value with the
+-- worker id spliced in. The clock enters only as a floor: a value behind the
+-- clock's millisecond is not used, the counter is raised to the clock first.
+--
+-- The raise is the one delicate part. "read the counter, setval(clock)"
+-- races with the nextval() calls of other sessions: a value drawn between
+-- the read and the setval may be at or above the clock and be issued again
+-- after it. So raises are fenced by a seqlock: the generation sequence is
+-- bumped to an odd value before a raise reads the counter and to an even
+-- value after its setval, and a draw keeps its value only if it read the same
+-- even generation before and after its nextval(). A value drawn while a
+-- raise ran is thrown away (the sequence moves on), never issued. Raisers
+-- are serialized by a row lock on an owner-only table, taken in a
+-- subtransaction that is rolled back on purpose so the lock goes at once
+-- (an advisory lock would do, but any role can take any advisory key and
+-- hold it: a denial of service). A raiser that dies between its two bumps
+-- leaves the generation odd: draws then fail over to this slow path, whose
+-- next raiser finishes the raise (read the counter again, setval, bump).
+--
+-- Every name is schema-qualified and every call has exact types: the bodies
+-- are bound at CREATE (SQL-standard bodies) or run with a pinned search_path
+-- (PL/pgSQL), so that an object another role creates later changes nothing.
+
+-- The owner-only state. The counter starts never called: the first draw
+-- raises it to the clock. Its MAXVALUE is set by snowflake_managed_bake()
+-- so that the time part never passes the layout's timestamp bits (a shift
+-- would drop bits silently).
+CREATE SEQUENCE snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+-- Even: no raise in progress.
+SELECT pg_catalog.setval('@extschema@.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+
+-- The row raisers lock. Nothing else is in it.
+CREATE TABLE snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+INSERT INTO snowflake_managed_raise_lock VALUES (true);
+
+-- The configuration: one row once the owner set the worker id or the layout
+-- (none before; worker_id stays NULL until it is set). Dumped
+-- by pg_dump with the extension's data (see config_dump.sql), and the
+-- functions it bakes are baked again from it on restore (the trigger in
+-- config.sql, or the first draw).
+CREATE TABLE snowflake_managed_config (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    worker_id integer,
+    epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
+    worker_bits integer NOT NULL DEFAULT 10,
+    sequence_bits integer NOT NULL DEFAULT 12,
+    CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
+    CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
+);
+
+REVOKE ALL ON snowflake_managed_counter, snowflake_managed_generation, snowflake_managed_raise_lock,
+    snowflake_managed_config FROM PUBLIC;
+-- The inlined fast path runs as the caller: it needs nextval()/currval() on
+-- the counter (USAGE; a role can therefore burn values: docs/managed.md) and
+-- to read the generation (SELECT, which does not allow nextval() or setval():
+-- a role that could bump it would break the seqlock).
+GRANT USAGE ON SEQUENCE snowflake_managed_counter TO PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_managed_generation TO PUBLIC;
+
+-- The layout in force before snowflake_set_layout(): the native defaults.
+-- (A function, not a table read, so that the bodies below stay constants.)
+CREATE FUNCTION snowflake_managed_max_drift_ms() RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1000;
+COMMENT ON FUNCTION snowflake_managed_max_drift_ms() IS
+    'how far bursts may push the managed generator ahead of the clock before callers wait (the native default of snowflake_id.max_drift)';
+
+-- The counter's floor now: the clock's millisecond since the epoch, shifted.
+CREATE FUNCTION snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    RETURN pg_catalog.floor((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                              OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch'::pg_catalog.text, epoch))
+                            OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8
+           OPERATOR(pg_catalog.<<) sequence_bits;
+
+-- A counter value as an ID of worker_id.
+CREATE FUNCTION snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
+    RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ((counter OPERATOR(pg_catalog.>>) sequence_bits) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
+           OPERATOR(pg_catalog.|) ((worker_id::pg_catalog.int8) OPERATOR(pg_catalog.<<) sequence_bits)
+           OPERATOR(pg_catalog.|) (counter OPERATOR(pg_catalog.&) ((1::pg_catalog.int8 OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1));
+
+-- The refusal of a standby, the edition's own (25006 like core nextval(),
+-- with what to do).
+CREATE FUNCTION snowflake_managed_refuse_standby(what text) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    RAISE EXCEPTION 'snowflake_id: % refused: this server is a standby (in recovery)', what
+        USING ERRCODE = '25006',
+              DETAIL = 'The managed edition issues IDs from a sequence, which only a primary can advance.',
+              HINT = 'Draw IDs on the primary; after a promotion this server issues them, above every ID its old primary committed.';
+END
+$body$;
+
+-- Waits, interruptibly, while the counter is more than max_drift ahead of
+-- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
+-- lead stays bounded. A lead of twice max_drift or more did not come from a
+-- burst (bursts wait here first) but from a clock set back or
+-- snowflake_advance_past(): no wait then, IDs go on above the counter.
+CREATE FUNCTION snowflake_managed_wait_lead(cfg snowflake_managed_config, extra bigint) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    lim constant bigint := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    lead bigint;
+BEGIN
+    LOOP
+        lead := coalesce(pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass), 0)
+                + extra - @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        EXIT WHEN lead < lim OR lead >= 2 * lim + extra;
+        PERFORM pg_catalog.pg_sleep(0.001);
+    END LOOP;
+END
+$body$;
+
+-- The raise: under the raisers' row lock, moves the counter so that its next
+-- value is at least target (a floor or a block's end), fenced by the
+-- generation's odd/even bumps; returns the counter value just below the
+-- first one the caller may use, with `take` values above it reserved for the
+-- caller (0 for a plain raise). Also finishes the raise of a raiser that died
+-- between its two bumps (the generation odd).
+CREATE FUNCTION snowflake_managed_raise(target bigint, take bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
+    cur bigint;
+    base bigint;
+BEGIN
+    -- Another session raised it already (the sessions that find the counter
+    -- behind at a millisecond boundary all come here): no lock, which would
+    -- also give this transaction an xid and a WAL flush at commit. Skipping a
+    -- raise is always safe: the caller draws again through the seqlock.
+    IF take = 0 AND coalesce(pg_catalog.pg_sequence_last_value(counter), -1) >= target - 1
+       AND pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
+        RETURN NULL;
+    END IF;
+    BEGIN
+        PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
+        cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
+        IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
+            IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
+                PERFORM pg_catalog.nextval(generation);
+            END IF;
+            -- Read after the odd bump: every value drawn before it is at or
+            -- below cur, every value drawn after it is thrown away by its drawer.
+            cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
+            base := greatest(target - 1, cur);
+            IF base + take > cur THEN
+                PERFORM pg_catalog.setval(counter, base + take, true);
+            END IF;
+            PERFORM pg_catalog.nextval(generation);
+        END IF;
+        -- Roll the subtransaction back: it releases the row lock now, not at
+        -- the end of the caller's transaction; sequences are not rolled back.
+        RAISE EXCEPTION USING ERRCODE = 'SFRAI';
+    EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
+        NULL;
+    END;
+    RETURN base;
+END
+$body$;
+
+-- The slow path: a draw that the inlined fast path could not keep (the
+-- counter behind the clock, a raise in its way, a burst ahead of max_drift),
+-- the refusals (standby, no worker id), and the first draw after a restore
+-- (`unbaked`: the fast path is not yet built from the configuration).
+CREATE FUNCTION snowflake_managed_draw(unbaked boolean) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
+    cfg @extschema@.snowflake_managed_config;
+    lim bigint;
+    f bigint;
+    v bigint;
+    g1 bigint;
+    g2 bigint;
+BEGIN
+    IF pg_catalog.pg_is_in_recovery() THEN
+        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_nextval()');
+    END IF;
+    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
+            USING ERRCODE = '55000',
+                  DETAIL = 'The managed edition keeps its worker id in the database, set once by the extension''s owner.',
+                  HINT = 'As the extension''s owner, run SELECT snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).';
+    END IF;
+    -- A configuration restored (pg_dump) without its trigger firing: build
+    -- the fast path now, once. Only when it really is the unbaked one (any
+    -- role may call this with true), and without waiting: the session that
+    -- holds the row is baking it (or the owner is changing it).
+    IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
+                                     'snowflake_managed_draw(true)') > 0 THEN
+        PERFORM 1 FROM @extschema@.snowflake_managed_config FOR UPDATE SKIP LOCKED;
+        IF FOUND THEN
+            PERFORM @extschema@.snowflake_managed_bake();
+        END IF;
+    END IF;
+    lim := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    LOOP
+        f := @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        g1 := pg_catalog.pg_sequence_last_value(generation);
+        v := pg_catalog.nextval(counter);
+        g2 := pg_catalog.pg_sequence_last_value(generation);
+        IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
+            IF v - f < lim OR v - f >= 2 * lim THEN
+                RETURN @extschema@.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
+            END IF;
+            PERFORM @extschema@.snowflake_managed_wait_lead(cfg, 0);
+        ELSE
+            PERFORM @extschema@.snowflake_managed_raise(f, 0);
+        END IF;
+    END LOOP;
+END
+$body$;
+
+-- Before a worker id is set (and after a restore, until the first draw) the
+-- fast path is this: every call takes the slow path, which refuses or bakes.
+CREATE FUNCTION snowflake_nextval() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    RETURN @extschema@.snowflake_managed_draw(true);
+
+-- Builds the fast path from the configuration: an SQL function of one
+-- expression with the layout and worker id as literals, which the planner
+-- inlines into the caller's query (no function call, no table read):
+--   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
+--   2. g1: the generation before;
+--   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
+--      clock's floor, less than max_drift L ahead) or at least 2L (a clock
+--      set back or snowflake_advance_past: no wait, as in the slow path), and
+--      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
+--      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
+--      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
+--      sign), which tests it with v used once (twice would need a variable);
+--   4. g2: the generation after, read only if 3 held (CASE orders it);
+--   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
+--      generation only grows: with g1 <= g2, equality of the halves holds
+--      exactly when g2 is even and g1 = g2);
+--   6. the ID from currval(counter) (the value of 3, without a variable).
+-- The order 2, 3, 4 rests on PostgreSQL evaluating an operator's operands
+-- left to right (the executor's steps compute a function's arguments in
+-- order; nothing volatile is folded or moved) and a CASE's condition before
+-- its result. Anything else takes the slow path, which draws again. Also sets the three
+-- layout functions the server-layout decoders read (layout.sql) and the
+-- counter's MAXVALUE.
+CREATE FUNCTION snowflake_managed_bake() RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    cfg @extschema@.snowflake_managed_config;
+    body text;
+    epoch_literal text;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    epoch_literal := pg_catalog.quote_literal(pg_catalog.to_char(cfg.epoch AT TIME ZONE 'UTC',
+                                                                  'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
+    IF (SELECT s.seqmax FROM pg_catalog.pg_sequence s
+         WHERE s.seqrelid = '@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+       <> (1::bigint << (63 - cfg.worker_bits)) - 1 THEN
+        EXECUTE pg_catalog.format('ALTER SEQUENCE @extschema@.snowflake_managed_counter MAXVALUE %s',
+                                  (1::bigint << (63 - cfg.worker_bits)) - 1);
+    END IF;
+    -- The server layout the decoders read (layout.sql), as literals.
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_epoch() RETURNS timestamptz
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s::pg_catalog.timestamptz$f$, epoch_literal);
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_worker_bits() RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.worker_bits);
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_sequence_bits() RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.sequence_bits);
+    IF cfg.worker_id IS NULL THEN
+        RETURN;
+    END IF;
+    body := $fast$
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    RETURN CASE
+        WHEN pg_catalog.pg_is_in_recovery() THEN @extschema@.snowflake_managed_draw(false)
+        WHEN (pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+              OPERATOR(pg_catalog./) 2::pg_catalog.int8)
+             OPERATOR(pg_catalog.=)
+             ((CASE WHEN (LEAST((((pg_catalog.nextval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+                                   OPERATOR(pg_catalog.-)
+                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                                    OPERATOR(pg_catalog.<<) %K%))
+                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
+                                3::pg_catalog.int8)
+                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+                         OPERATOR(pg_catalog.=) 1::pg_catalog.int8
+                    THEN pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+               END
+               OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
+              OPERATOR(pg_catalog./) 2::pg_catalog.int8)
+        THEN ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+               OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.<<) %WK%)
+             OPERATOR(pg_catalog.|)
+             ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+               OPERATOR(pg_catalog.&) %MASK%::pg_catalog.int8)
+              OPERATOR(pg_catalog.|) %WORKER%::pg_catalog.int8)
+        ELSE @extschema@.snowflake_managed_draw(false)
+    END
+$fast$;
+    -- The floor's rounding: (ms - epoch - 0.5) rounded to nearest is the
+    -- millisecond floor, without a floor() call in the fast path.
+    body := pg_catalog.replace(body, '%EPOCH_MS_HALF%',
+        pg_catalog.to_char(pg_catalog.date_part('epoch', cfg.epoch) * 1000 + 0.5, 'FM9999999999999990.0'));
+    body := pg_catalog.replace(body, '%K%', cfg.sequence_bits::text);
+    body := pg_catalog.replace(body, '%WK%', (cfg.worker_bits + cfg.sequence_bits)::text);
+    body := pg_catalog.replace(body, '%LIM%', (@extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
+    body := pg_catalog.replace(body, '%MASK%', ((1::bigint << cfg.sequence_bits) - 1)::text);
+    body := pg_catalog.replace(body, '%WORKER%', (cfg.worker_id::bigint << cfg.sequence_bits)::text);
+    EXECUTE body;
+END
+$body$;
+
+-- n IDs in ascending order, taken in one raise (consecutive counter values),
+-- after waiting out max_drift like single draws.
+CREATE FUNCTION snowflake_managed_block(n integer, what text) RETURNS bigint[]
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    cfg @extschema@.snowflake_managed_config;
+    base bigint;
+BEGIN
+    IF n < 1 OR n > 1000000 THEN
+        RAISE EXCEPTION 'snowflake_id: % takes 1 to 1000000 IDs, not %', what, n
+            USING ERRCODE = '22023', HINT = 'Ask for at most 1000000 IDs per call; call it again for more.';
+    END IF;
+    IF pg_catalog.pg_is_in_recovery() THEN
+        PERFORM @extschema@.snowflake_managed_refuse_standby(what);
+    END IF;
+    -- The refusal without a worker id, and the bake after a restore.
+    PERFORM @extschema@.snowflake_managed_draw(false) WHERE NOT EXISTS (SELECT FROM @extschema@.snowflake_managed_config);
+    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    PERFORM @extschema@.snowflake_managed_wait_lead(cfg, n);
+    base := @extschema@.snowflake_managed_raise(@extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), n);
+    RETURN ARRAY(SELECT @extschema@.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
+                   FROM pg_catalog.generate_series(base + 1, base + n) AS c ORDER BY c);
+END
+$body$;
+
+CREATE FUNCTION snowflake_nextval_block(n integer) RETURNS SETOF bigint
+    LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
+    BEGIN ATOMIC
+        SELECT pg_catalog.unnest(@extschema@.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
+    END;
+COMMENT ON FUNCTION snowflake_nextval_block(integer) IS
+    'n new IDs in ascending order, one row each (managed edition)';
+
+CREATE FUNCTION snowflake_nextval_array(n integer) RETURNS bigint[]
+    LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
+    RETURN @extschema@.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
+COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
+    'n new IDs in ascending order in one array (managed edition)';
+
+-- Internal: called by the owner's SECURITY DEFINER functions only. Left
+-- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
+-- fast path calls it as the caller) and snowflake_managed_block.
+REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_managed_wait_lead(snowflake_managed_config, bigint),
+    snowflake_managed_raise(bigint, bigint), snowflake_managed_bake(), snowflake_managed_max_drift_ms(),
+    snowflake_managed_floor(timestamptz, integer), snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;

@@ -1,0 +1,52 @@
+-- snowflake_id_status for the managed edition: the native columns that mean
+-- something here, under the native names and types, so that a dashboard
+-- query works on both editions. Not here: what needs shared memory (started_at,
+-- counters since start, the durable mark and its LSN, the keeper, leases);
+-- docs/managed.md lists them.
+CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
+    worker_id bigint,
+    worker_bits integer,
+    sequence_bits integer,
+    epoch timestamptz,
+    last_id bigint,
+    logical_clock timestamptz,
+    wall_clock timestamptz,
+    drift_ms bigint,
+    max_drift_ms bigint,
+    in_recovery boolean,
+    problem text
+)
+    LANGUAGE plpgsql VOLATILE PARALLEL SAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    cfg @extschema@.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass);
+    now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    worker_id := cfg.worker_id;
+    worker_bits := coalesce(cfg.worker_bits, 10);
+    sequence_bits := coalesce(cfg.sequence_bits, 12);
+    epoch := coalesce(cfg.epoch, '2025-01-01 00:00:00+00');
+    wall_clock := pg_catalog.to_timestamp(pg_catalog.floor(now_ms) / 1000);
+    max_drift_ms := @extschema@.snowflake_managed_max_drift_ms();
+    in_recovery := pg_catalog.pg_is_in_recovery();
+    IF last IS NOT NULL AND worker_id IS NOT NULL THEN
+        last_id := @extschema@.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
+        logical_clock := epoch + pg_catalog.make_interval(secs => (last >> sequence_bits) / 1000.0);
+        drift_ms := greatest(0, (last >> sequence_bits)
+                                - (pg_catalog.floor(now_ms) - pg_catalog.date_part('epoch', epoch)::numeric * 1000)::bigint);
+    END IF;
+    problem := CASE
+        WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
+        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+    END;
+    RETURN NEXT;
+END
+$body$;
+
+CREATE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+COMMENT ON VIEW snowflake_id_status IS
+    'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
+GRANT SELECT ON snowflake_id_status TO PUBLIC;
