@@ -27,8 +27,13 @@ use common::Cluster;
 use postgres::{Client, SimpleQueryMessage};
 
 /// The managed decode side's sources, in the order scripts/managed.sh puts them.
-const PARTS: [&str; 5] =
-    ["sql/types.sql", "sql/managed/layout.sql", "sql/managed/accessors.sql", "sql/decode.sql", "sql/managed/text_forms.sql"];
+const PARTS: [&str; 5] = [
+    "sql/types.sql",
+    "sql/managed/layout.sql",
+    "sql/managed/accessors.sql",
+    "sql/decode.sql",
+    "sql/managed/text_forms.sql",
+];
 
 fn managed_script(schema: &str) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -93,7 +98,8 @@ impl Differ {
             mismatches: vec![],
         };
         for c in [&mut d.native, &mut d.managed] {
-            c.batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'").unwrap();
+            c.batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'")
+                .unwrap();
         }
         d
     }
@@ -121,10 +127,10 @@ impl Differ {
         if constants {
             for a in args {
                 let lit = format!("({a})::{ty}");
-                self.same_as(&format!("SELECT ({})::text", expr.replace("{x}", &lit)), &format!(
-                    "SELECT ({})::text",
-                    managed_expr.replace("{x}", &lit)
-                ));
+                self.same_as(
+                    &format!("SELECT ({})::text", expr.replace("{x}", &lit)),
+                    &format!("SELECT ({})::text", managed_expr.replace("{x}", &lit)),
+                );
             }
         }
         let batch = |e: &str, vals: &[String]| {
@@ -227,7 +233,15 @@ const SERVER: [(&str, &str); 6] = [
     ("snowflake_worker_id({x})", "snowflake_worker_id({x}, {l})"),
     ("snowflake_sequence({x})", "snowflake_sequence({x}, {l})"),
     ("snowflake_decode({x})", "snowflake_decode({x}, {l})"),
-    ("(snowflake_decode({x})).worker_id", "(snowflake_decode({x}, {l})).worker_id"),
+    // Native's planner hook computes only the field asked for; the managed
+    // edition has no hook, so a field of snowflake_decode computes the whole
+    // row, and an ID whose instant PostgreSQL cannot hold (layouts of few
+    // node bits) raises the instant's error where native gives the field:
+    // compared against a native decode kept whole (OFFSET 0), as documented.
+    (
+        "(snowflake_decode({x})).worker_id",
+        "(SELECT (d).worker_id FROM (SELECT snowflake_decode({x}, {l}) AS d OFFSET 0) s)",
+    ),
     ("(SELECT d FROM snowflake_decode_rows({x}) d)", "(SELECT d FROM snowflake_decode_rows({x}, {l}) d)"),
 ];
 
@@ -277,7 +291,8 @@ fn set_managed_layout(client: &mut Client, (e, w, s): &(String, String, String))
 
 fn explicit_and_server_forms(d: &mut Differ, rng: &mut Rng) {
     let ids = ids(rng);
-    let few: Vec<String> = ["0", "1", "4194304", "9223372036854775807", "-1", "NULL"].iter().map(|s| s.to_string()).collect();
+    let few: Vec<String> =
+        ["0", "1", "4194304", "9223372036854775807", "-1", "NULL"].iter().map(|s| s.to_string()).collect();
     for layout in layouts() {
         let l = layout_args(&layout);
         for e in EXPLICIT {
@@ -322,7 +337,7 @@ fn instants(rng: &mut Rng, epoch: &str) -> Vec<String> {
         "'4713-11-24 00:00:00+00 BC'",
         "'1970-01-01 00:00:00+00'",
         "'2000-01-01 00:00:00+00'",
-        "now()",
+        "'2026-11-28 02:00:00.123456+00'",
         "'2094-09-07 15:47:35.551+00'",
         "'2094-09-07 15:47:35.552+00'",
         "'2094-09-07 15:47:35.5519+00'",
@@ -347,11 +362,30 @@ fn instants(rng: &mut Rng, epoch: &str) -> Vec<String> {
 
 fn spans(rng: &mut Rng) -> Vec<String> {
     let mut v: Vec<String> = [
-        "NULL", "'1 day'", "'15 minutes'", "'1 ms'", "'0'", "'-1 ms'", "'-5 ms'", "'1.5 ms'", "'1 microsecond'",
-        "'1 mon'", "'-1 mon'", "'1 year'", "'1 year -12 mon'", "'2 days -3 hours'", "'1 day -86400000 ms'",
-        "'106751991 days'", "'106751992 days'", "'106751992 days -1000 hours'", "'2147483647 days'",
-        "'-2147483648 days 2562047788 hours'", "make_interval(secs => 9223372036854.775807)",
-        "'2562047788:00:54.775 '", "'1 day 00:00:00.001'", "'50000 years'",
+        "NULL",
+        "'1 day'",
+        "'15 minutes'",
+        "'1 ms'",
+        "'0'",
+        "'-1 ms'",
+        "'-5 ms'",
+        "'1.5 ms'",
+        "'1 microsecond'",
+        "'1 mon'",
+        "'-1 mon'",
+        "'1 year'",
+        "'1 year -12 mon'",
+        "'2 days -3 hours'",
+        "'1 day -86400000 ms'",
+        "'106751991 days'",
+        "'106751992 days'",
+        "'106751992 days -1000 hours'",
+        "'2147483647 days'",
+        "'-2147483648 days 2562047788 hours'",
+        "make_interval(secs => 9223372036854.775807)",
+        "'2562047788:00:54.775 '",
+        "'1 day 00:00:00.001'",
+        "'50000 years'",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -368,20 +402,75 @@ fn spans(rng: &mut Rng) -> Vec<String> {
 }
 
 fn from_timestamp_and_spans(d: &mut Differ, rng: &mut Rng, epoch: &str) {
-    d.over("snowflake_from_timestamp({x})", "snowflake_from_timestamp({x})", "timestamptz", &instants(rng, epoch), true);
+    d.over(
+        "snowflake_from_timestamp({x})",
+        "snowflake_from_timestamp({x})",
+        "timestamptz",
+        &instants(rng, epoch),
+        true,
+    );
     d.over("snowflake_id_span({x})", "snowflake_id_span({x})", "interval", &spans(rng), true);
 }
 
 /// Text the decoders must read or refuse as the native ones do.
 fn texts(rng: &mut Rng) -> Vec<String> {
     let mut v: Vec<&str> = vec![
-        "", "0", "z", "Z", "10", "AzL8n0Y58m7", "AzL8n0Y58m8", "zzzzzzzzzzz", "00000000000", "000000000001",
-        "0000000000000", "00000000000001", "7ZZZZZZZZZZZZ", "8000000000000", "ZZZZZZZZZZZZZ", "0000-0000-0001F",
-        "0-000000000001", "-5", "5-", "5--6", "00U1", "00u1", "1O", "Io", "lL", "iIlLoO", "I-L-O", "Z-ZZZZZZZZZZZZ",
-        "7-ZZZZ-ZZZZ-ZZZZ", "ab-c", "ab+c", " 5", "5 ", "5\n", "a\tb", "a'b", "a\\b", "a\"b", "a\rb", "\u{1}x",
-        "\u{7f}", "ab\u{e9}c", "7\u{1F600}", "e\u{301}", "x\u{200b}", "\u{feff}1", "\u{85}", "\u{a0}",
-        "0123456789012345678901234567890123456789", "01234567890123456789012345678901234567890",
-        "0123456789012345678901234567890123456789\u{e9}\u{e9}", "000000000000000!", "-", "--", "0-", "-0-0",
+        "",
+        "0",
+        "z",
+        "Z",
+        "10",
+        "AzL8n0Y58m7",
+        "AzL8n0Y58m8",
+        "zzzzzzzzzzz",
+        "00000000000",
+        "000000000001",
+        "0000000000000",
+        "00000000000001",
+        "7ZZZZZZZZZZZZ",
+        "8000000000000",
+        "ZZZZZZZZZZZZZ",
+        "0000-0000-0001F",
+        "0-000000000001",
+        "-5",
+        "5-",
+        "5--6",
+        "00U1",
+        "00u1",
+        "1O",
+        "Io",
+        "lL",
+        "iIlLoO",
+        "I-L-O",
+        "Z-ZZZZZZZZZZZZ",
+        "7-ZZZZ-ZZZZ-ZZZZ",
+        "ab-c",
+        "ab+c",
+        " 5",
+        "5 ",
+        "5\n",
+        "a\tb",
+        "a'b",
+        "a\\b",
+        "a\"b",
+        "a\rb",
+        "\u{1}x",
+        "\u{7f}",
+        "ab\u{e9}c",
+        "7\u{1F600}",
+        "e\u{301}",
+        "x\u{200b}",
+        "\u{feff}1",
+        "\u{85}",
+        "\u{a0}",
+        "0123456789012345678901234567890123456789",
+        "01234567890123456789012345678901234567890",
+        "0123456789012345678901234567890123456789\u{e9}\u{e9}",
+        "000000000000000!",
+        "-",
+        "--",
+        "0-",
+        "-0-0",
     ];
     let owned: Vec<String> = (0..60)
         .map(|_| {
