@@ -68,10 +68,10 @@ BEGIN
     FOR i IN 1 .. len LOOP
         c := substr(text, i, 1);
         bad := NULL;
-        IF radix = 32 AND c = '-' THEN
+        IF radix = 32 AND c COLLATE "C" = '-' THEN
             -- Only between two symbols: a leading one would read "-5" as 5.
             IF symbols = 0 OR i = len OR strpos(alphabet COLLATE "C", substr(text, i + 1, 1) COLLATE "C") = 0
-               OR substr(text, i + 1, 1) = '-' THEN
+               OR substr(text, i + 1, 1) COLLATE "C" = '-' THEN
                 bad := i;
             ELSE
                 CONTINUE;
