@@ -577,3 +577,52 @@ fn a_broken_managed_body_is_caught() {
     d.over("snowflake_from_base62({x})", "snowflake_from_base62({x})", "text", &texts(&mut rng), true);
     d.assert_clean("intact");
 }
+
+/// The managed decoders are inlined: the plan of a query over a column holds
+/// their expressions, not calls of them (a STRICT label, a SET clause or a
+/// subquery in a body would stop that and cost a function call per row).
+#[test]
+fn managed_decoders_are_inlined() {
+    let cluster = two_editions(&[]);
+    let mut cfg = cluster.config();
+    let mut client = cfg.dbname("managed").connect(postgres::NoTls).unwrap();
+    let calls = [
+        "snowflake_timestamp(id)",
+        "snowflake_worker_id(id)",
+        "snowflake_sequence(id)",
+        "snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12)",
+        "snowflake_worker_id(id, '2025-01-01 00:00:00+00', 10, 12)",
+        "snowflake_sequence(id, '2025-01-01 00:00:00+00', 10, 12)",
+        "snowflake_decode(id)",
+        "snowflake_to_base62(id)",
+        "snowflake_to_base32(id)",
+        "snowflake_from_base62(t)",
+        "snowflake_from_base32(t)",
+    ];
+    for call in calls {
+        let (inlined, plan) = inlined(&mut client, call);
+        assert!(inlined, "{call} is not inlined:\n{plan}");
+    }
+    // The check sees a body that is not inlined: the server-layout accessor
+    // marked STRICT, as the native one is.
+    cluster.sql("CREATE DATABASE strict");
+    install_managed(
+        &cluster,
+        "strict",
+        Some((
+            "CREATE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz\n    LANGUAGE sql STABLE",
+            "CREATE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz\n    LANGUAGE sql STABLE STRICT",
+        )),
+    );
+    let mut client = cfg.dbname("strict").connect(postgres::NoTls).unwrap();
+    assert!(!inlined(&mut client, "snowflake_timestamp(id)").0, "a STRICT body went unnoticed");
+}
+
+/// Whether `call` (of columns id bigint and t text) is inlined, and the plan.
+fn inlined(client: &mut Client, call: &str) -> (bool, String) {
+    let sql = format!("EXPLAIN (VERBOSE) SELECT {call} FROM (VALUES (1::bigint, '1'::text), (2, '2')) v(id, t)");
+    let plan: String =
+        client.query(&sql, &[]).unwrap().iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n");
+    let name = call.split('(').next().unwrap_or(call);
+    (!plan.contains(&format!("{name}(")) && plan.contains("CASE"), plan)
+}
