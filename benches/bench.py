@@ -969,6 +969,193 @@ def uuidv7_main(bin_dir, n=2_000_000, rows=1_000_000):
     print(section)
 
 
+MANAGED_BEGIN = "<!-- managed: begin (benches/managed.sh) -->"
+MANAGED_END = "<!-- managed: end -->"
+MANAGED_DECODE_ROWS = 1_000_000
+
+
+def psql_in(server, db):
+    """psql for database `db` of `server` (Server's own helpers use postgres)."""
+    args = server.psql_args()
+    args[args.index("-d") + 1] = db
+    return args
+
+
+def sql_in(server, db, sql):
+    return run(psql_in(server, db) + ["-At", "-c", sql]).stdout.strip()
+
+
+def timed_in(server, db, sql):
+    """Server-side milliseconds of one statement in `db`, via psql's \\timing."""
+    out = run(psql_in(server, db), input=f"\\timing on\n{sql};\n").stdout
+    return float(re.findall(r"Time: ([0-9.]+) ms", out)[-1])
+
+
+def pgbench_in(server, db, script, clients, seconds):
+    """Transactions per second of `script` in `db`."""
+    path = server.dir / f"script_{db}.sql"
+    path.write_text(script + "\n")
+    os.chmod(path, 0o644)
+    out = run(["runuser", "-u", "postgres", "--", str(BIN / "pgbench"), "-h", str(server.dir), "-p", str(server.port),
+               "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds),
+               "-f", str(path), db]).stdout
+    return float(re.search(r"tps = ([0-9.]+)", out).group(1))
+
+
+def managed_main(bin_dir, plain_script, n=2_000_000, clients=4, seconds=10):
+    """The managed edition (SQL and PL/pgSQL only, dist/snowflake_id_plain.sql)
+    beside the native one on one server: the native extension preloaded in
+    database postgres, the managed edition's plain script in database
+    managed with a worker id set. Per ID (section 1's bulk statement,
+    generators interleaved); single-row INSERTs per second by pgbench into
+    keyed tables, against bigserial; decoders per row, managed against native.
+    Writes the section between MANAGED_BEGIN and MANAGED_END."""
+    load_before = os.getloadavg()
+    server = Server(bin_dir)
+    try:
+        version = ready(server)
+        major = int(server.sql("SHOW server_version_num")) // 10000
+        server.sql("CREATE DATABASE managed")
+        script = server.dir / "snowflake_id_plain.sql"
+        shutil.copy(plain_script, script)
+        os.chmod(script, 0o644)
+        run(psql_in(server, "managed") + ["-f", str(script)])
+        sql_in(server, "managed", "SELECT snowflake_set_worker_id(2); CREATE SEQUENCE seq;")
+        sql_in(server, "managed", "SELECT snowflake_nextval(), nextval('seq')")
+        # (database, name, expression): the floor and nextval() in each
+        # database, so that each edition's ratio is against its neighbours.
+        gens = [("postgres", "loop (floor)", "g"),
+                ("postgres", "nextval('seq')", "nextval('seq')"),
+                ("postgres", "snowflake_nextval(), native", "snowflake_nextval()"),
+                ("postgres", "gen_random_uuid()", "gen_random_uuid()")]
+        if major >= 18:
+            gens.append(("postgres", "uuidv7()", "uuidv7()"))
+        gens += [("managed", "loop (floor), managed database", "g"),
+                 ("managed", "nextval('seq'), managed database", "nextval('seq')"),
+                 ("managed", "snowflake_nextval(), managed", "snowflake_nextval()")]
+        samples = {name: [] for _, name, _ in gens}
+        print(f"bench: managed, {n:,} calls in one statement, {REPS} repetitions", flush=True)
+        for _ in range(REPS):
+            for db, name, expr in gens:
+                ms = timed_in(server, db, f"SELECT count(x) FROM (SELECT {expr} AS x FROM generate_series(1, {n}) g) t")
+                samples[name].append(ms * 1e6 / n)
+        b = {name: median(v) for name, v in samples.items()}
+        print(b, flush=True)
+
+        print(f"bench: managed, single-row INSERTs, {clients} clients, {seconds} s each", flush=True)
+        tables = [("managed", "bigserial", "t_serial", "bigserial"),
+                  ("managed", "snowflake_nextval(), managed", "t_managed", "bigint DEFAULT snowflake_nextval()"),
+                  ("postgres", "snowflake_nextval(), native", "t_native", "bigint DEFAULT snowflake_nextval()")]
+        for db, _, table, coltype in tables:
+            sql_in(server, db, f"CREATE TABLE {table} (id {coltype} PRIMARY KEY, v int)")
+        tps = {name: [] for _, name, _, _ in tables}
+        for _ in range(REPS):
+            for db, name, table, _ in tables:
+                sql_in(server, db, f"TRUNCATE {table}; CHECKPOINT")
+                tps[name].append(pgbench_in(server, db, f"INSERT INTO {table} (v) VALUES (1);", clients, seconds))
+        t = {name: median(v) for name, v in tps.items()}
+        print(t, flush=True)
+
+        print(f"bench: managed, decoders over {MANAGED_DECODE_ROWS:,} IDs", flush=True)
+        fill = (f"CREATE TABLE ids AS SELECT id, snowflake_to_base62(id) AS b62, snowflake_to_base32(id) AS b32 "
+                f"FROM (SELECT (g::bigint << 22) | (g % 4096) AS id FROM generate_series(1, {MANAGED_DECODE_ROWS}) g) s")
+        for db in ("postgres", "managed"):
+            sql_in(server, db, fill)
+            sql_in(server, db, "VACUUM ANALYZE ids")
+        decoders = {
+            "scan of id (floor)": "count(id)",
+            "snowflake_timestamp(id)": "count(snowflake_timestamp(id))",
+            "snowflake_worker_id(id)": "count(snowflake_worker_id(id))",
+            "snowflake_decode(id)": "count(snowflake_decode(id))",
+            "(snowflake_decode(id)).ts": "count((snowflake_decode(id)).ts)",
+            "snowflake_timestamp(id, epoch, 10, 12)":
+                "count(snowflake_timestamp(id, '2025-01-01 00:00:00+00', 10, 12))",
+            "snowflake_to_base62(id)": "count(snowflake_to_base62(id))",
+            "snowflake_to_base32(id)": "count(snowflake_to_base32(id))",
+            "snowflake_from_base62(b62)": "count(snowflake_from_base62(b62))",
+            "snowflake_from_base32(b32)": "count(snowflake_from_base32(b32))",
+        }
+        dec = {(db, name): [] for db in ("postgres", "managed") for name in decoders}
+        for db in ("postgres", "managed"):
+            timed_in(server, db, "SELECT count(id), count(b62), count(b32) FROM ids")  # into the cache
+        for _ in range(REPS):
+            for name, agg in decoders.items():
+                for db in ("postgres", "managed"):
+                    dec[(db, name)].append(timed_in(server, db, f"SELECT {agg} FROM ids") * 1e6 / MANAGED_DECODE_ROWS)
+        # The fastest of the repetitions: these scans are CPU alone, and on a
+        # shared machine the slower samples measure the neighbours.
+        d = {key: min(v) for key, v in dec.items()}
+    finally:
+        server.stop()
+
+    floor, mfloor = b["loop (floor)"], b["loop (floor), managed database"]
+    seq, mseq = b["nextval('seq')"] - floor, b["nextval('seq'), managed database"] - mfloor
+    managed = b["snowflake_nextval(), managed"] - mfloor
+    bulk_rows = []
+    for _, name, _ in gens:
+        v = b[name]
+        f, s = (mfloor, mseq) if "managed" in name else (floor, seq)
+        if name.startswith("loop"):
+            bulk_rows.append(f"| {name} | {v:.0f} | – | – |")
+        else:
+            bulk_rows.append(f"| {code(name)} | {v:.0f} | {v - f:.0f} | {(v - f) / s:.2f}× |")
+    base = t["bigserial"]
+    insert_rows = [f"| {code(name) if '(' in name else name} | {v:,.0f} | {v / base:.2f}× |" for name, v in t.items()]
+    dec_rows = []
+    for name in decoders:
+        nat, man = d[("postgres", name)], d[("managed", name)]
+        label = name if name.startswith("scan") else f"`{name}`"
+        dec_rows.append(f"| {label} | {nat:.0f} | {man:.0f} | {man - nat:+.0f} |")
+    verdicts = [f"per ID {managed / mseq:.2f}× `nextval()` (target at most 3×) → "
+                + ("met" if managed <= 3 * mseq else "missed")]
+    if "uuidv7()" in b:
+        u7 = b["uuidv7()"] - floor
+        verdicts.append(f"{managed:.0f} ns per ID against `uuidv7()`'s {u7:.0f} (target: cheaper) → "
+                        + ("met" if managed < u7 else "missed"))
+    else:
+        verdicts.append("`uuidv7()` needs PostgreSQL 18: not measured on this server")
+    ins = t["snowflake_nextval(), managed"] / base
+    verdicts.append(f"single-row INSERTs at {ins:.2f}× bigserial's rate (target: within 10%) → "
+                    + ("met" if ins >= 0.9 else "missed"))
+    load = lambda l: ", ".join(f"{x:.2f}" for x in l)
+    section = "\n".join([
+        MANAGED_BEGIN,
+        "## 15. The managed edition beside the native one",
+        "",
+        f"Run on {datetime.date.today().isoformat()} by `{invocation('bash benches/managed.sh')}`"
+        + (" with `BENCH_QUICK=1`" if QUICK else "") + f" ({machine()}), {version}, release build of the",
+        "native library, one throwaway server with it preloaded: the native extension in one database, the managed",
+        "edition (`dist/snowflake_id_plain.sql`, SQL and PL/pgSQL only, docs/managed.md) in another with a worker id",
+        f"set; median of {REPS} repetitions, interleaved. Section 1's bulk statement ({n:,} calls), each edition's",
+        "cost against `nextval()` in its own database:",
+        "",
+        "| generator | ns per row | ns per ID above the floor | cost vs nextval |",
+        "|---|---:|---:|---:|",
+        *bulk_rows,
+        "",
+        f"Single-row `INSERT ... VALUES` by pgbench, {clients} clients, {seconds} s each, into an emptied,",
+        "checkpointed table whose primary key defaults to the generator (`-M prepared`, one row per transaction):",
+        "",
+        "| key | inserts per second | vs bigserial |",
+        "|---|---:|---:|",
+        *insert_rows,
+        "",
+        f"Decoding {MANAGED_DECODE_ROWS:,} stored IDs (`SELECT count(f(col)) FROM ids`, the table cached), ns per row",
+        f"scan included, fastest of {REPS} (each a CPU-bound scan; the last column is what the managed edition",
+        "adds to the native one's cost per row):",
+        "",
+        "| decoder | native | managed | managed − native |",
+        "|---|---:|---:|---:|",
+        *dec_rows,
+        "",
+        "Targets (issue 41): " + "; ".join(verdicts) + ".",
+        f"Load average {load(load_before)} before, {load(os.getloadavg())} after.",
+        MANAGED_END,
+    ])
+    write_section(MANAGED_BEGIN, MANAGED_END, section)
+    print(section)
+
+
 def quote(s):
     """An SQL string literal."""
     return "'" + s.replace("'", "''") + "'"
@@ -983,6 +1170,8 @@ def main():
         return blocks_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000)
     if sys.argv[1:2] == ["--uuidv7"]:
         return uuidv7_main(sys.argv[2])
+    if sys.argv[1:2] == ["--managed"]:
+        return managed_main(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["--rekey"]:
         return rekey_main(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000)
     if sys.argv[1:2] == ["--majors"]:
@@ -1149,7 +1338,7 @@ def main():
         old = path.read_text()
         for begin, end in (("<!-- hook-cost: begin", "<!-- hook-cost: end -->"), (MAJORS_BEGIN, MAJORS_END),
                            (BLOCKS_BEGIN, BLOCKS_END), (PAST_BEGIN, PAST_END), (REKEY_BEGIN, REKEY_END),
-                           (UUIDV7_BEGIN, UUIDV7_END), (TEXT_BEGIN, TEXT_END)):
+                           (UUIDV7_BEGIN, UUIDV7_END), (TEXT_BEGIN, TEXT_END), (MANAGED_BEGIN, MANAGED_END)):
             if begin in old and end in old:
                 kept = old[old.index(begin) : old.index(end) + len(end)]
                 report = report.rstrip("\n") + "\n\n" + kept + "\n"
