@@ -770,13 +770,14 @@ CREATE OR REPLACE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAU
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
-    SET lock_timeout = '2s'
+    SET lock_timeout = '50ms'
 AS $guard$
 DECLARE
     r record;
     args text;
     done boolean;
     lookalikes text;
+    waits_end timestamptz := pg_catalog.clock_timestamp() + interval '2 s';
 BEGIN
     FOR r IN
         SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
@@ -808,6 +809,8 @@ BEGIN
           FROM pg_catalog.unnest(r.cols) AS col;
         done := false;
         BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', GREATEST(1, LEAST(50, (pg_catalog.date_part('epoch',
+                        waits_end - pg_catalog.clock_timestamp()) * 1000)::integer))::text || 'ms', true);
             -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
             IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
                         WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
