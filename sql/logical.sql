@@ -108,12 +108,13 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
         CONTINUE WHEN NOT done;
         table_name := r.rel;
@@ -222,12 +223,13 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
     END LOOP;
 END;

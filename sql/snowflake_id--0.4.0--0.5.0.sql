@@ -917,8 +917,10 @@ BEGIN
                           r.shown, SQLERRM
                 USING HINT = pg_catalog.format(
                     'Once that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
-                    '@extschema@', r.shown);
+                    'as the table''s owner or a superuser (from 0.7.0 on: SELECT * FROM '
+                    'snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass);, a call no other '
+                    'role can make ambiguous).',
+                    '@extschema@', r.shown, r.shown);
         END;
         PERFORM pg_catalog.set_config('lock_timeout', saved, true);
     END LOOP;

@@ -601,3 +601,42 @@ fn update_from_0_4_0_waits_briefly_for_many_locked_tables() {
     idle.batch_execute("COMMIT").unwrap();
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
+
+/// The review of issue 40's fixes (D2): the update binds the guard's entry
+/// points in snowflake_id_internal to the extension's
+/// snowflake_logical_guard(regclass); app's overload with a defaulted
+/// argument beside it would stop the update with PostgreSQL's bare "not
+/// unique". It is named with its owner and the fix instead, and once it is
+/// gone the update runs and the entry points work.
+#[test]
+fn update_from_0_6_0_names_a_guard_look_alike_in_the_way_of_its_entry_points() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.6.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_logical_guard(tbl regclass, x integer DEFAULT 0)
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE sql BEGIN ATOMIC SELECT NULL::regclass, NULL::name[]; END;
+         RESET ROLE;",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(
+        e.message.contains("function public.snowflake_logical_guard(tbl regclass, x integer), owned by role app"),
+        "{e:?}"
+    );
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_logical_guard(tbl regclass, x integer);"), "{e:?}");
+    c.batch_execute("DROP FUNCTION public.snowflake_logical_guard(regclass, integer)").unwrap();
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    c.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval())").unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM snowflake_id_internal.snowflake_logical_guard('t'::regclass)", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "the event trigger guarded t already");
+    c.query("SELECT * FROM snowflake_id_internal.snowflake_logical_guard()", &[]).unwrap();
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
