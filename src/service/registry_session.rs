@@ -174,9 +174,11 @@ fn find_intruders(connection: &mut Connection, timeout: Duration, keep_going: Ke
                          WHERE NOT pg_catalog.pg_has_role(r.oid, x.owner, 'USAGE') AND r.rolname !~ '^pg_'
                            AND pg_catalog.has_schema_privilege(r.oid, x.nsp, 'CREATE'))
              SELECT (SELECT pg_catalog.count(*) FROM f),
-                    (SELECT pg_catalog.string_agg(pg_catalog.left(pg_catalog.format('function %s, owned by role %s',
-                                   s.oid::pg_catalog.regprocedure, s.proowner::pg_catalog.regrole), {NAME_CHARS}),
-                                   '; ' ORDER BY s.oid)
+                    (SELECT pg_catalog.string_agg(pg_catalog.format('function %s%s, owned by role %s',
+                                   pg_catalog.left(s.oid::pg_catalog.regprocedure::pg_catalog.text, {NAME_CHARS}),
+                                   CASE WHEN pg_catalog.length(s.oid::pg_catalog.regprocedure::pg_catalog.text)
+                                             OPERATOR(pg_catalog.>) {NAME_CHARS} THEN '...' ELSE '' END,
+                                   s.proowner::pg_catalog.regrole), '; ' ORDER BY s.oid)
                        FROM (SELECT * FROM f ORDER BY f.oid LIMIT {NAMES_SHOWN}) s),
                     (SELECT pg_catalog.count(*) FROM w),
                     (SELECT pg_catalog.string_agg(pg_catalog.left(pg_catalog.quote_ident(s.rolname), {NAME_CHARS}),
