@@ -31,20 +31,24 @@ COMMENT ON FUNCTION snowflake_id_received() IS
 -- that name cloned from a partitioned parent, another session's temporary
 -- table, a table of another role, a lock not granted within the function's
 -- lock_timeout) is named in a WARNING and left, in a subtransaction of its
--- own, so that one such table neither aborts the whole call nor keeps the
--- caller waiting while it holds the locks of the tables already done. The
--- SET clause restores the caller's lock_timeout on return.
+-- own, so that one such table does not abort the whole call. A table it
+-- guarded stays locked until the caller commits, so every wait here blocks
+-- writers of the tables already done: a table's lock is waited for 50 ms at
+-- most, and all of them together 2 s at most (then 1 ms each), however
+-- many tables other sessions keep locked. The SET clause restores the
+-- caller's lock_timeout on return.
 CREATE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
-    SET lock_timeout = '2s'
+    SET lock_timeout = '50ms'
 AS $guard$
 DECLARE
     r record;
     args text;
     done boolean;
     lookalikes text;
+    waits_end timestamptz := pg_catalog.clock_timestamp() + interval '2 s';
 BEGIN
     FOR r IN
         SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
@@ -76,6 +80,8 @@ BEGIN
           FROM pg_catalog.unnest(r.cols) AS col;
         done := false;
         BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', GREATEST(1, LEAST(50, (pg_catalog.date_part('epoch',
+                        waits_end - pg_catalog.clock_timestamp()) * 1000)::integer))::text || 'ms', true);
             -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
             IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
                         WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
@@ -102,12 +108,13 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
         CONTINUE WHEN NOT done;
         table_name := r.rel;
@@ -216,12 +223,13 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
     END LOOP;
 END;

@@ -871,15 +871,20 @@ CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
 --
 -- Each table on its own (issue 40): one the guard cannot be put on (a
 -- trigger of that name cloned from a partitioned parent, another session's
--- temporary table, a lock another transaction holds past a short
--- lock_timeout) is named in a WARNING and left for the DBA, in a
--- subtransaction of its own, so that the update still reaches its version
--- and never waits long while it holds the locks of the tables already
--- guarded. The lock_timeout set here is the session's again afterwards.
+-- temporary table, a lock another transaction holds) is named in a WARNING
+-- and left for the DBA, in a subtransaction of its own, so that the update
+-- still reaches its version. A subtransaction that guarded its table keeps
+-- that table's lock until the update commits, so every wait here blocks
+-- writers of the tables already guarded: a table's lock is waited for 50 ms
+-- at most, and all of them together 2 s at most (then 1 ms each), however
+-- many tables other roles keep locked. The lock_timeout set here is the
+-- session's again afterwards.
 DO $put$
 DECLARE
     r record;
     saved pg_catalog.text := pg_catalog.current_setting('lock_timeout');
+    waits_end pg_catalog.timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '2 s'::pg_catalog.interval;
+    wait_ms pg_catalog.int4;
 BEGIN
     IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'::pg_catalog.name) THEN
         RETURN;
@@ -902,15 +907,20 @@ BEGIN
          ORDER BY d.adrelid
     LOOP
         BEGIN
-            PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
+            wait_ms := GREATEST(1, LEAST(50, (pg_catalog.date_part('epoch', waits_end OPERATOR(pg_catalog.-)
+                                                                        pg_catalog.clock_timestamp())
+                                               OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int4));
+            PERFORM pg_catalog.set_config('lock_timeout', wait_ms::pg_catalog.text OPERATOR(pg_catalog.||) 'ms', true);
             PERFORM pg_catalog.count(*) FROM @extschema@.snowflake_logical_guard(r.rel::pg_catalog.regclass);
         EXCEPTION WHEN OTHERS THEN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.shown, SQLERRM
                 USING HINT = pg_catalog.format(
                     'Once that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
-                    '@extschema@', r.shown);
+                    'as the table''s owner or a superuser (from 0.7.0 on: SELECT * FROM '
+                    'snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass);, a call no other '
+                    'role can make ambiguous).',
+                    '@extschema@', r.shown, r.shown);
         END;
         PERFORM pg_catalog.set_config('lock_timeout', saved, true);
     END LOOP;

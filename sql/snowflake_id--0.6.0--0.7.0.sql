@@ -770,13 +770,14 @@ CREATE OR REPLACE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAU
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
-    SET lock_timeout = '2s'
+    SET lock_timeout = '50ms'
 AS $guard$
 DECLARE
     r record;
     args text;
     done boolean;
     lookalikes text;
+    waits_end timestamptz := pg_catalog.clock_timestamp() + interval '2 s';
 BEGIN
     FOR r IN
         SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
@@ -808,6 +809,8 @@ BEGIN
           FROM pg_catalog.unnest(r.cols) AS col;
         done := false;
         BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', GREATEST(1, LEAST(50, (pg_catalog.date_part('epoch',
+                        waits_end - pg_catalog.clock_timestamp()) * 1000)::integer))::text || 'ms', true);
             -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
             IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
                         WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
@@ -834,12 +837,13 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
         CONTINUE WHEN NOT done;
         table_name := r.rel;
@@ -933,13 +937,93 @@ BEGIN
             RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
                           r.rel::pg_catalog.regclass, SQLERRM
                 USING HINT = pg_catalog.format(
-                    '%sOnce that is resolved, run SELECT * FROM %s.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.',
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
                     CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format('First drop %s: not the extension''s, it makes that call ambiguous. ',
-                                                lookalikes) ELSE '' END,
-                    '@extschema@', r.rel::pg_catalog.regclass::pg_catalog.text);
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
         END;
     END LOOP;
 END;
 $ddl$;
+
+-- ==== section: guard entry points ====
+-- Review of issue 40 (D2): the calls the logical guard's WARNINGs and the
+-- docs give, in snowflake_id_internal; sql/guard_entry.sql word for word
+-- (tests/upgrade.rs compares the catalogs with a fresh install's).
+--
+-- Their bodies bind @extschema@.snowflake_logical_guard(regclass) now:
+-- another role's function of that name there with a defaulted or variadic
+-- argument would make that "not unique" and stop the update with
+-- PostgreSQL's bare words. Refused first, naming it, its owner and the fix.
+DO $entry_guard$
+DECLARE
+    clash record;
+BEGIN
+    SELECT pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid))
+               AS what,
+           p.proowner AS owner
+      INTO clash
+      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+     WHERE p.pronamespace OPERATOR(pg_catalog.=) (SELECT e.extnamespace FROM pg_catalog.pg_extension e
+                                                   WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)
+       AND p.proname OPERATOR(pg_catalog.=) 'snowflake_logical_guard'::pg_catalog.name
+       AND (p.pronargdefaults OPERATOR(pg_catalog.>) 0::pg_catalog.int2
+            OR p.provariadic OPERATOR(pg_catalog.<>) 0::pg_catalog.oid)
+       AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+                        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.objid OPERATOR(pg_catalog.=) p.oid
+                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                          AND e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name
+                          AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+     ORDER BY 1
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot update extension snowflake_id: function %, owned by role %, is in the way',
+                        clash.what, clash.owner::pg_catalog.regrole
+            USING ERRCODE = '42710',
+                  DETAIL = 'This update binds the logical guard''s entry points in snowflake_id_internal to the '
+                           'extension''s own snowflake_logical_guard(regclass); that function is not part of the '
+                           'extension and makes the call ambiguous.',
+                  HINT = pg_catalog.format('Check what uses it, then drop it (DROP FUNCTION %s;) as its owner or a '
+                                           'superuser, and run ALTER EXTENSION snowflake_id UPDATE again.', clash.what);
+    END IF;
+END
+$entry_guard$;
+
+-- The logical replication guard's entry points, in the extension's schema
+-- snowflake_id_internal (sql/internal.sql), where no role but the
+-- extension's owner may create. A role that may create in @extschema@
+-- (often public) can put snowflake_logical_guard() and
+-- snowflake_logical_guard(tbl regclass, x integer DEFAULT 0) beside the
+-- extension's function there: every call of that name in @extschema@, the
+-- DBA's included, is then "not unique" (42725). The calls the WARNINGs'
+-- hints and the docs give go here instead: each body is SQL-standard, so
+-- its call of the extension's function is bound when it is created, and
+-- nothing planted later changes what it runs. Not SECURITY DEFINER: the
+-- guard runs as its caller, as before (only a table's owner can put a
+-- trigger on it). The same columns as the function they call.
+
+-- One table (the form every hint gives).
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass)
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns
+      FROM @extschema@.snowflake_logical_guard(snowflake_logical_guard.tbl) g;
+END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
+    'snowflake_id: puts the logical replication guard on one table (a call no other role can make ambiguous)';
+
+-- Every table whose bigint key defaults to snowflake_nextval().
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard()
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns
+      FROM @extschema@.snowflake_logical_guard(NULL::pg_catalog.regclass) g;
+END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard() IS
+    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval() (a call no other role can make ambiguous)';

@@ -65,6 +65,7 @@ extension_sql_file!(
     requires = [api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
 );
 extension_sql_file!("../sql/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
+extension_sql_file!("../sql/guard_entry.sql", name = "guard_entry", requires = ["internal", "logical"]);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]

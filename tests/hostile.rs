@@ -1428,7 +1428,7 @@ fn overloads_of_the_logical_guard_neither_silence_it_nor_run() {
         )
         .unwrap_or_else(|e| panic!("app's partitioned table: {}", describe(&e)));
     let hint = seen.lock().unwrap().iter().find(|w| w.contains("is not on table public.parts_1")).cloned();
-    match hint {
+    match &hint {
         Some(w)
             if [
                 "public.snowflake_logical_guard(regclass,integer) (owned by role app)",
@@ -1438,6 +1438,30 @@ fn overloads_of_the_logical_guard_neither_silence_it_nor_run() {
             .iter()
             .all(|part| w.contains(part)) => {}
         other => violations.push(format!("the WARNING does not name the look-alikes and the call: {other:?}")),
+    }
+    // The review of issue 40's fixes (D2): the call the HINT gives works
+    // with both plants in place (0.7.0's first cut sent the DBA to
+    // public.snowflake_logical_guard(...), "not unique" here), once the
+    // cause is resolved; so does the all-tables form the docs give.
+    let call = hint.as_deref().and_then(|w| {
+        w.split_once("run ").and_then(|(_, rest)| rest.split_once(';')).map(|(call, _)| call.to_string())
+    });
+    match call {
+        Some(call) => {
+            dba.batch_execute("DROP TRIGGER snowflake_id_received ON public.parts").expect("drop app's trigger");
+            match dba.query(&format!("SELECT table_name::text FROM ({call}) g"), &[]) {
+                Ok(rows) if rows.iter().map(|r| r.get::<_, String>(0)).eq(["parts_1".to_string()]) => {}
+                Ok(rows) => violations.push(format!(
+                    "{call} guarded {:?}",
+                    rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>()
+                )),
+                Err(e) => violations.push(format!("the HINT's call {call} failed: {}", describe(&e))),
+            }
+        }
+        None => violations.push(format!("no call in the HINT: {hint:?}")),
+    }
+    if let Err(e) = dba.query("SELECT * FROM snowflake_id_internal.snowflake_logical_guard()", &[]) {
+        violations.push(format!("the all-tables entry point failed: {}", describe(&e)));
     }
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }

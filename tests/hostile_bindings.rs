@@ -372,3 +372,81 @@ fn an_install_names_the_roles_that_may_create_in_its_schema() {
         "{found:?}"
     );
 }
+
+/// How many look-alikes [`a_catalog_of_look_alikes_costs_no_lease_and_one_short_line`]
+/// plants, each of 100 arguments of a type with a 63-character name: about
+/// 7 kB of signature apiece, so that a list of every one (what 0.7.0's first
+/// cut put in one WARNING, in the session's required setup) is tens of
+/// megabytes.
+const MANY: i64 = 3000;
+
+/// The review of issue 40's fixes (finding B): a node names the functions
+/// of another role beside the registry's, but `app` decides how many and
+/// how long. Naming them is bounded (a count and five names cut short),
+/// separate from the session's setup and never a reason to stop: the node
+/// keeps its lease across a reconnect and claims history, and its log gets
+/// one short line with the count.
+#[test]
+fn a_catalog_of_look_alikes_costs_no_lease_and_one_short_line() {
+    let registry = registry();
+    let mut app = app_client(&registry);
+    let long_type = format!("public.{}", "t".repeat(63));
+    let started = Instant::now();
+    app.batch_execute(&format!(
+        "CREATE DOMAIN {long_type} AS integer;
+         DO $d$ BEGIN
+           FOR i IN 1..{MANY} LOOP
+             EXECUTE pg_catalog.format('CREATE FUNCTION public.snowflake_registry_p%s(%s) RETURNS integer
+                                        LANGUAGE sql AS ''SELECT 1''', i,
+                                       (SELECT pg_catalog.string_agg('{long_type}', ', ') FROM generate_series(1, 100)));
+           END LOOP;
+         END $d$"
+    ))
+    .unwrap_or_else(|e| panic!("plant: {}", describe(&e)));
+    // The positive control: the plants exist, are app's, and the list the
+    // unbounded query would have built is huge.
+    let mut c = registry.connect();
+    c.batch_execute("SET search_path = pg_catalog, pg_temp").expect("search_path");
+    let started_list = Instant::now();
+    let row = c
+        .query_one(
+            "SELECT count(*), sum(length(format('function %s, owned by role %s', p.oid::regprocedure,
+                                                p.proowner::regrole)))::bigint
+               FROM pg_proc p WHERE p.proname LIKE 'snowflake\\_registry\\_p%' AND p.proowner = 'app'::regrole",
+            &[],
+        )
+        .expect("count the plants");
+    let (planted, listed): (i64, i64) = (row.get(0), row.get(1));
+    eprintln!(
+        "planted {planted} in {:?}; the unbounded list: {listed} characters in {:?}",
+        started.elapsed(),
+        started_list.elapsed()
+    );
+    assert_eq!(planted, MANY, "the plants are not there");
+    assert!(listed > 10_000_000, "the unbounded list would be only {listed} characters");
+    let mut node = node(&registry, "bound-many");
+    let mut violations = vec![];
+    lease_and_claims_go_on(&node, &registry, &mut violations);
+    node.stop();
+    let log = node.log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("under the registry's names")).collect();
+    match lines.as_slice() {
+        [] => violations.push("the node's log does not name the look-alikes".into()),
+        found => {
+            for line in found {
+                if line.len() > 2000 {
+                    violations.push(format!("a WARNING of {} characters: {}...", line.len(), &line[..300]));
+                } else if !line.contains(&format!("has {MANY} function(s)"))
+                    || !line.contains("and 2995 more")
+                    || !line.contains("..., owned by role app")
+                {
+                    violations.push(format!("the WARNING does not say how many: {line}"));
+                }
+            }
+        }
+    }
+    if log.len() > 1_000_000 {
+        violations.push(format!("the node's log is {} bytes", log.len()));
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}

@@ -1041,7 +1041,7 @@ fn a_trigger_naming_a_missing_column_is_named_with_the_call_that_remakes_it() {
     wait_until("the row applied", Duration::from_secs(30), || {
         subscriber.query_i64("SELECT count(*) FROM t WHERE node = 'p'") == 1
     });
-    let call = "SELECT * FROM public.snowflake_logical_guard('public.t'::pg_catalog.regclass);";
+    let call = "SELECT * FROM snowflake_id_internal.snowflake_logical_guard('public.t'::pg_catalog.regclass);";
     let log = subscriber.log();
     assert!(
         log.lines().any(|l| l.contains("WARNING:") && l.contains("names column \"gone\"") && l.contains(call)),

@@ -516,3 +516,127 @@ fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
     assert!(guarded(&mut c, "mine"));
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
+
+/// The review of issue 40's fixes (finding A): a table the update's guard
+/// pass guarded stays locked until ALTER EXTENSION commits, so each wait
+/// for another table's lock also blocks the writers of the tables already
+/// guarded. With ten of app's tables locked by one open transaction, 0.7.0's
+/// first cut (2 s per table) took over 20 s and kept the DBA's inserts
+/// into the table it had guarded first waiting as long. The update now
+/// finishes in well under ten times 2 s, names each locked table with the
+/// call that guards it later, and the DBA's insert during it is not held
+/// for long; the guard function then waits as little.
+#[test]
+fn update_from_0_4_0_waits_briefly_for_many_locked_tables() {
+    const LOCKED: usize = 10;
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 7"]);
+    let mut c = cluster.connect();
+    // The DBA's table first: the pass goes in oid order, so it is guarded,
+    // and locked by the update, before any of app's.
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.4.0';
+         CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;",
+    )
+    .unwrap();
+    let mut as_app = cluster.config();
+    as_app.user("app");
+    let mut idle = as_app.connect(postgres::NoTls).unwrap();
+    let mut hold = String::from("BEGIN;");
+    for i in 1..=LOCKED {
+        idle.batch_execute(&format!(
+            "CREATE TABLE public.busy_{i} (id bigint PRIMARY KEY DEFAULT snowflake_nextval())"
+        ))
+        .unwrap();
+        hold.push_str(&format!("INSERT INTO public.busy_{i} DEFAULT VALUES;"));
+    }
+    idle.batch_execute(&hold).unwrap();
+
+    let mut config = cluster.config();
+    let update = std::thread::spawn(move || {
+        let (mut updater, warnings) = collecting_warnings(&mut config);
+        let started = Instant::now();
+        let outcome = updater.batch_execute("ALTER EXTENSION snowflake_id UPDATE").map_err(|e| format!("{e:?}"));
+        let seen = warnings.lock().unwrap().clone();
+        (outcome, started.elapsed(), seen)
+    });
+    // The DBA's insert while the update runs (once it is past orders).
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    c.batch_execute("INSERT INTO orders (item) VALUES ('during the update')").unwrap();
+    let insert_waited = started.elapsed();
+    let (outcome, took, warnings) = update.join().unwrap();
+    outcome.unwrap_or_else(|e| panic!("update: {e}"));
+    eprintln!("the update took {took:?}; the DBA's insert waited {insert_waited:?}");
+    let budget = Duration::from_secs(2) * LOCKED as u32 / 3;
+    assert!(took < budget, "the update took {took:?} for {LOCKED} locked tables");
+    assert!(insert_waited < budget, "the DBA's insert into a guarded table waited {insert_waited:?}");
+    for i in 1..=LOCKED {
+        let table = format!("public.busy_{i}:");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&table) && w.contains("lock timeout") && w.contains("snowflake_logical_guard(")),
+            "{table} not named: {warnings:#?}"
+        );
+    }
+    let guarded: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'orders'::regclass
+                              AND tgname = 'snowflake_id_received' AND tgenabled = 'R')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(guarded, "the DBA's table was left unguarded");
+
+    // The guard function, the same way: the locked tables named, quickly.
+    let (mut dba, warnings) = collecting_warnings(&mut cluster.config());
+    let started = Instant::now();
+    dba.query("SELECT * FROM snowflake_logical_guard()", &[]).unwrap();
+    let took = started.elapsed();
+    assert!(took < budget, "snowflake_logical_guard() took {took:?} for {LOCKED} locked tables");
+    assert_eq!(warnings.lock().unwrap().len(), LOCKED, "{:#?}", warnings.lock().unwrap());
+    idle.batch_execute("COMMIT").unwrap();
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
+/// The review of issue 40's fixes (D2): the update binds the guard's entry
+/// points in snowflake_id_internal to the extension's
+/// snowflake_logical_guard(regclass); app's overload with a defaulted
+/// argument beside it would stop the update with PostgreSQL's bare "not
+/// unique". It is named with its owner and the fix instead, and once it is
+/// gone the update runs and the entry points work.
+#[test]
+fn update_from_0_6_0_names_a_guard_look_alike_in_the_way_of_its_entry_points() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 3"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.6.0';
+         CREATE ROLE app LOGIN;
+         GRANT CREATE ON SCHEMA public TO app;
+         SET ROLE app;
+         CREATE FUNCTION public.snowflake_logical_guard(tbl regclass, x integer DEFAULT 0)
+             RETURNS TABLE (table_name regclass, columns name[]) LANGUAGE sql BEGIN ATOMIC SELECT NULL::regclass, NULL::name[]; END;
+         RESET ROLE;",
+    )
+    .unwrap();
+    let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+    assert_eq!(e.code, "42710", "{e:?}");
+    assert!(
+        e.message.contains("function public.snowflake_logical_guard(tbl regclass, x integer), owned by role app"),
+        "{e:?}"
+    );
+    assert!(e.hint.contains("DROP FUNCTION public.snowflake_logical_guard(tbl regclass, x integer);"), "{e:?}");
+    c.batch_execute("DROP FUNCTION public.snowflake_logical_guard(regclass, integer)").unwrap();
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    c.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval())").unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM snowflake_id_internal.snowflake_logical_guard('t'::regclass)", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "the event trigger guarded t already");
+    c.query("SELECT * FROM snowflake_id_internal.snowflake_logical_guard()", &[]).unwrap();
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}

@@ -99,10 +99,12 @@ fn in_apply_worker() -> bool {
 }
 
 /// A column renamed, dropped or retyped since the trigger was made: the row
-/// goes in unguarded. The hint names the guard function in the schema of
-/// this trigger function (the extension's) and the table, with exact types:
-/// an unqualified `snowflake_logical_guard()` is another role's to make
-/// ambiguous with an overload (issue 40).
+/// goes in unguarded. The hint names the guard's entry point in
+/// `snowflake_id_internal` (sql/guard_entry.sql) and the table, with exact
+/// types: any call of `snowflake_logical_guard` in the extension's schema is
+/// another role's to make ambiguous with an overload (issue 40). Before the
+/// database's extension reaches 0.7.0 there is no such schema, and the hint
+/// names the function in the trigger function's schema, as 0.6.0 did.
 fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid) {
     if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::Logical) {
         let call = guard_call(relation, function).unwrap_or_else(|| "snowflake_logical_guard()".into());
@@ -115,8 +117,9 @@ fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid)
 }
 
 /// `schema.snowflake_logical_guard('schema.table'::pg_catalog.regclass)`
-/// for `relation`, the schema being `function`'s; None when a name is
-/// missing from the catalogs. Syscache lookups only: nothing here raises.
+/// for `relation`, the schema being `snowflake_id_internal` where it exists,
+/// else `function`'s; None when a name is missing from the catalogs.
+/// Syscache lookups only: nothing here raises.
 fn guard_call(relation: pg_sys::Relation, function: pg_sys::Oid) -> Option<String> {
     // SAFETY: `relation` is the trigger's open relation; the lookups return
     // NULL (never raise) for a missing object, and quote_identifier returns
@@ -126,7 +129,12 @@ fn guard_call(relation: pg_sys::Relation, function: pg_sys::Oid) -> Option<Strin
             (!name.is_null()).then(|| CStr::from_ptr(pg_sys::quote_identifier(name)).to_string_lossy().into_owned())
         };
         let form = (*relation).rd_rel;
-        let schema = quoted(pg_sys::get_namespace_name(pg_sys::get_func_namespace(function)))?;
+        let internal = pg_sys::get_namespace_oid(c"snowflake_id_internal".as_ptr(), true);
+        let schema = if internal != pg_sys::InvalidOid {
+            "snowflake_id_internal".to_string()
+        } else {
+            quoted(pg_sys::get_namespace_name(pg_sys::get_func_namespace(function)))?
+        };
         let table_schema = quoted(pg_sys::get_namespace_name((*form).relnamespace))?;
         let table = quoted((*form).relname.data.as_ptr())?;
         let literal = format!("{table_schema}.{table}").replace('\'', "''");

@@ -74,22 +74,7 @@ impl RegistrySession {
                                                   AND d.objid = i.oid
                                                   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
                                                   AND d.refobjid = e.oid AND d.deptype = 'e'
-                      WHERE i.nspname = 'snowflake_id_internal'),
-                    (SELECT pg_catalog.string_agg(pg_catalog.format('function %s, owned by role %s',
-                                                                    p.oid::pg_catalog.regprocedure,
-                                                                    p.proowner::pg_catalog.regrole), '; '
-                                                  ORDER BY p.oid::pg_catalog.regprocedure::pg_catalog.text)
-                       FROM pg_catalog.pg_proc p
-                      WHERE p.pronamespace = n.oid AND p.proname LIKE 'snowflake\\_registry\\_%'
-                        AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
-                             WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
-                               AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                               AND d.refobjid = e.oid AND d.deptype = 'e')),
-                    (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(r.rolname), ', ' ORDER BY r.rolname)
-                       FROM pg_catalog.pg_roles r
-                      WHERE NOT r.rolsuper AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE')
-                        AND r.rolname !~ '^pg_'
-                        AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))
+                      WHERE i.nspname = 'snowflake_id_internal')
                FROM pg_catalog.pg_extension e
                JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = 'snowflake_registry_leases'
@@ -110,14 +95,13 @@ impl RegistrySession {
         let extension_schema = fields.next().flatten().unwrap_or_default();
         let before_instances = fields.next().flatten().as_deref() == Some("t");
         let internal = fields.nth(1).flatten();
-        let intruders = fields.next().flatten();
-        let writers = fields.next().flatten();
         // A registry of 0.7.0 or later has its own schema for these calls,
         // which no other role can create in; an older one is called where
         // its functions are, by name and exact types, as its nodes did.
         let schema = internal.clone().unwrap_or_else(|| extension_schema.clone());
-        if intruders.is_some() || writers.is_some() {
-            name_intruders(&extension_schema, intruders, writers, internal.is_some());
+        let intruders = find_intruders(&mut connection, timeout, keep_going)?;
+        if intruders.functions > 0 || intruders.writers > 0 {
+            name_intruders(&extension_schema, &intruders, internal.is_some());
         }
         Ok((conninfo, RegistrySession { connection, schema, before_instances }))
     }
@@ -142,6 +126,91 @@ impl RegistrySession {
     }
 }
 
+/// How long the registry may take to list look-alikes and writers: far
+/// below the call's own timeout, so that a catalog made huge on purpose
+/// costs a reconnect this much and never the lease (the server cancels the
+/// statement; the connection stays usable).
+const NAMING_TIMEOUT_MS: u32 = 500;
+
+/// How many names, and how many characters of each, a WARNING carries: a
+/// role that plants 70,000 functions of 100 long-typed arguments must not
+/// get a line of megabytes into every node's log.
+const NAMES_SHOWN: u32 = 5;
+const NAME_CHARS: u32 = 200;
+
+/// What [`find_intruders`] saw: counts, and the first few names.
+#[derive(Default)]
+struct Intruders {
+    functions: i64,
+    function_names: Option<String>,
+    writers: i64,
+    writer_names: Option<String>,
+}
+
+/// Counts the functions of another role under the registry's names beside
+/// its extension, and the roles besides its owner that may create there,
+/// naming a few of each. Only a report: it runs after the session's
+/// required setup, in its own transaction with a short `statement_timeout`,
+/// and a refusal (the timeout, say) is logged in one short line and
+/// ignored. A broken connection is not ignored: the session is unusable.
+fn find_intruders(connection: &mut Connection, timeout: Duration, keep_going: KeepGoing) -> Result<Intruders, Failure> {
+    let mut run = |sql: &str| connection.query(sql, &[], timeout, keep_going);
+    let listed = run("BEGIN").and_then(|_| {
+        run(&format!("SET LOCAL statement_timeout = {NAMING_TIMEOUT_MS}"))?;
+        run(&format!(
+            "WITH x AS (SELECT e.oid AS ext, n.oid AS nsp, n.nspowner AS owner
+                          FROM pg_catalog.pg_extension e
+                          JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+                         WHERE e.extname = 'snowflake_id'),
+                  f AS (SELECT p.oid, p.proowner
+                          FROM x JOIN pg_catalog.pg_proc p ON p.pronamespace = x.nsp
+                         WHERE p.proname LIKE 'snowflake\\_registry\\_%'
+                           AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                                  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                  AND d.refobjid = x.ext AND d.deptype = 'e')),
+                  w AS (SELECT r.rolname
+                          FROM x JOIN pg_catalog.pg_roles r ON NOT r.rolsuper
+                         WHERE NOT pg_catalog.pg_has_role(r.oid, x.owner, 'USAGE') AND r.rolname !~ '^pg_'
+                           AND pg_catalog.has_schema_privilege(r.oid, x.nsp, 'CREATE'))
+             SELECT (SELECT pg_catalog.count(*) FROM f),
+                    (SELECT pg_catalog.string_agg(pg_catalog.format('function %s%s, owned by role %s',
+                                   pg_catalog.left(s.oid::pg_catalog.regprocedure::pg_catalog.text, {NAME_CHARS}),
+                                   CASE WHEN pg_catalog.length(s.oid::pg_catalog.regprocedure::pg_catalog.text)
+                                             OPERATOR(pg_catalog.>) {NAME_CHARS} THEN '...' ELSE '' END,
+                                   s.proowner::pg_catalog.regrole), '; ' ORDER BY s.oid)
+                       FROM (SELECT * FROM f ORDER BY f.oid LIMIT {NAMES_SHOWN}) s),
+                    (SELECT pg_catalog.count(*) FROM w),
+                    (SELECT pg_catalog.string_agg(pg_catalog.left(pg_catalog.quote_ident(s.rolname), {NAME_CHARS}),
+                                   ', ' ORDER BY s.rolname)
+                       FROM (SELECT * FROM w ORDER BY w.rolname LIMIT {NAMES_SHOWN}) s)"
+        ))
+    });
+    let outcome = match listed {
+        Ok(rows) => {
+            let mut fields = rows.into_iter().next().unwrap_or_default().into_iter().map(Option::unwrap_or_default);
+            let mut next = || fields.next().unwrap_or_default();
+            let count = |t: String| t.parse::<i64>().unwrap_or(0);
+            let named = |t: String| (!t.is_empty()).then_some(t);
+            Ok(Intruders {
+                functions: count(next()),
+                function_names: named(next()),
+                writers: count(next()),
+                writer_names: named(next()),
+            })
+        }
+        Err(Failure::Refused { sqlstate, message, .. }) => {
+            pgrx::log!("snowflake_id: could not list look-alikes in the registry's schema ({sqlstate}: {message})");
+            Ok(Intruders::default())
+        }
+        Err(other) => Err(other),
+    };
+    // Ends the transaction whatever happened in it (a refused statement
+    // left it aborted); the session's own settings are untouched.
+    run("ROLLBACK")?;
+    outcome
+}
+
 /// Says once per process (the keeper reconnects, a backend claims history
 /// again and again) which roles besides the owner may create in the
 /// registry's schema, and which functions of another role sit there under
@@ -150,17 +219,31 @@ impl RegistrySession {
 /// extension's names ambiguous (docs/security.md); against an older
 /// registry a look-alike with a defaulted or variadic argument makes the
 /// node's own calls "not unique" (42725), and this line is what says why.
-fn name_intruders(schema: &str, intruders: Option<String>, writers: Option<String>, bypassed: bool) {
+fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
     static NAMED: Mutex<Option<String>> = Mutex::new(None);
+    let more = |count: i64| match count - i64::from(NAMES_SHOWN) {
+        beyond if beyond > 0 => format!("; and {beyond} more"),
+        _ => String::new(),
+    };
     let mut message = format!("the registry's schema {schema}");
-    if let Some(writers) = &writers {
-        message.push_str(&format!(" lets roles other than its owner create in it ({writers})"));
+    if intruders.writers > 0 {
+        message.push_str(&format!(
+            " lets {} role(s) other than its owner create in it ({}{})",
+            intruders.writers,
+            intruders.writer_names.as_deref().unwrap_or(""),
+            more(intruders.writers)
+        ));
     }
-    if let Some(intruders) = &intruders {
-        if writers.is_some() {
+    if intruders.functions > 0 {
+        if intruders.writers > 0 {
             message.push_str(" and");
         }
-        message.push_str(&format!(" has functions of another role under the registry's names: {intruders}"));
+        message.push_str(&format!(
+            " has {} function(s) of another role under the registry's names: {}{}",
+            intruders.functions,
+            intruders.function_names.as_deref().unwrap_or(""),
+            more(intruders.functions)
+        ));
     }
     let Ok(mut named) = NAMED.lock() else { return };
     if named.as_deref() == Some(message.as_str()) {
