@@ -173,7 +173,7 @@ fn a_non_superuser_admin_registers_creates_configures_and_draws() {
     assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
     // The fast path is inlined: no function call of ours in the plan.
     let plan = ids_plan(&mut admin);
-    assert!(plan.contains("nextval('snowflake_managed_counter'"), "not inlined: {plan}");
+    assert!(plan.contains("nextval('snowflake_id_managed.snowflake_managed_counter'"), "not inlined: {plan}");
     // Blocks: ascending, all new, the same worker.
     let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(500)");
     assert_eq!(block.len(), 500);
@@ -211,14 +211,20 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("SELECT snowflake_set_worker_id(9)", "worker id"),
         ("SELECT snowflake_set_layout('2024-01-01', 8, 14)", "layout"),
         ("SELECT snowflake_advance_past(1)", "advance_past"),
-        ("UPDATE snowflake_managed_config SET worker_id = 9", "config table"),
-        ("SELECT setval('snowflake_managed_counter', 1)", "counter setval"),
-        ("SELECT nextval('snowflake_managed_generation')", "generation bump"),
-        ("SELECT snowflake_managed_raise(1, 0)", "raise"),
-        ("SELECT snowflake_managed_bake()", "bake"),
+        ("UPDATE snowflake_id_managed.snowflake_managed_config SET worker_id = 9", "config table"),
+        ("SELECT setval('snowflake_id_managed.snowflake_managed_counter', 1)", "counter setval"),
+        ("SELECT nextval('snowflake_id_managed.snowflake_managed_generation')", "generation bump"),
+        ("SELECT snowflake_id_managed.snowflake_managed_raise(1, 0, 10)", "raise"),
+        ("SELECT snowflake_id_managed.snowflake_managed_bake()", "bake"),
         ("CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint LANGUAGE sql RETURN 1", "replace"),
         ("GRANT admin TO app", "role"),
-        ("ALTER SEQUENCE snowflake_managed_counter RESTART 1", "alter counter"),
+        ("ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter RESTART 1", "alter counter"),
+        (
+            "DO $$BEGIN LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
+            "hold the raise lock",
+        ),
+        ("SELECT * FROM snowflake_id_managed.snowflake_managed_raise_lock", "read the raise lock"),
+        ("CREATE FUNCTION snowflake_id_managed.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
     ] {
         let (code, text) = sqlstate_of(&mut app, sql);
         assert_eq!(code, "42501", "{what}: {sql}: {text}");
@@ -559,7 +565,8 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
             seen.len()
         );
-        raises += one(&mut admin, "SELECT pg_sequence_last_value('snowflake_managed_generation') / 2");
+        raises +=
+            one(&mut admin, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation') / 2");
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
@@ -716,8 +723,8 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     std::fs::create_dir(&updates).unwrap();
     std::fs::write(
         updates.join(format!("snowflake_id--{current}--{next}.sql")),
-        "CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
-         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT @extschema@.snowflake_managed_bake();\n",
+        "CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_managed.snowflake_managed_bake();\n",
     )
     .unwrap();
     let out = work.path().join("dist");
@@ -837,4 +844,160 @@ fn planted_look_alikes_in_public_are_never_called() {
         client.query_one("SELECT * FROM snowflake_id_status", &[]).unwrap();
         client.batch_execute("SELECT snowflake_advance_past(snowflake_nextval())").unwrap();
     }
+}
+
+/// A role that may create in the extension's schema (public before 15, and
+/// on managed services) plants overloads of the internal functions the
+/// PL/pgSQL bodies call, which resolve their calls when they run: one that
+/// matches a call better (integer where bigint is declared: the plain raise
+/// passes 0) and would run as the owner from the SECURITY DEFINER draw, and
+/// one with an extra defaulted argument, which makes every call of the
+/// floor ambiguous ("not unique"). The internals live in a schema only the
+/// owner creates in, so neither is ever reached; both plants work when their
+/// planter calls them (positive controls). Both installs: pg_tle and plain.
+#[test]
+fn overloads_planted_in_the_extension_schema_never_run_as_the_owner() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db).batch_execute("GRANT CREATE ON SCHEMA public TO app").unwrap();
+    }
+    m.register("app");
+    m.admin()
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 3); SELECT snowflake_set_worker_id(4)",
+        )
+        .unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    m.as_user("admin", "plain")
+        .batch_execute(
+            "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 3); SELECT snowflake_set_worker_id(4)",
+        )
+        .unwrap();
+    let plants = "CREATE TABLE public.ran_as (who name);
+         GRANT INSERT ON public.ran_as TO PUBLIC;
+         CREATE FUNCTION public.snowflake_managed_raise(target bigint, take integer) RETURNS bigint
+             LANGUAGE plpgsql AS $$BEGIN INSERT INTO public.ran_as VALUES (current_user);
+                                        RAISE EXCEPTION 'planted raise called by %', current_user; END$$;
+         CREATE FUNCTION public.snowflake_managed_floor(epoch timestamptz, sequence_bits integer, x integer DEFAULT 0)
+             RETURNS bigint LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'planted floor called'; END$$;";
+    for db in ["app", "plain"] {
+        let mut eve = m.as_user("app", db);
+        eve.batch_execute(plants).unwrap();
+        // Positive controls: the plants are reachable and fail when called.
+        let (_, text) = sqlstate_of(&mut eve, "SELECT public.snowflake_managed_raise(1::bigint, 0)");
+        assert!(text.contains("planted raise called"), "{db}: {text}");
+        let (_, text) = sqlstate_of(&mut eve, "SELECT public.snowflake_managed_floor(now(), 12, 1)");
+        assert!(text.contains("planted floor called"), "{db}: {text}");
+        let mut admin = m.as_user("admin", db);
+        for client in [&mut eve, &mut admin] {
+            // 3 sequence bits (8 IDs per ms): the slow path raises all the time.
+            let got = draw(client, 3000);
+            assert_eq!(got.iter().collect::<HashSet<_>>().len(), 3000, "{db}");
+            let block = ids(client, "SELECT * FROM snowflake_nextval_block(100)");
+            assert!(block[0] > got[2999], "{db}");
+        }
+        admin.batch_execute("SELECT snowflake_advance_past(snowflake_nextval())").unwrap();
+        assert_eq!(one(&mut eve, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
+    }
+}
+
+/// The layout may change only while no worker id is set, since no draw can
+/// succeed then: a first draw racing snowflake_set_layout could otherwise
+/// have read the old layout and issue with it after the change. Values of
+/// the counter burnt by another role before the configuration (it has USAGE
+/// on it, for the inlined fast path) lock nothing. Also native's checks of a
+/// layout: any worker_bits from 0 to 22 works; an epoch with a fraction of a
+/// millisecond is refused.
+#[test]
+fn the_layout_changes_only_while_no_worker_id_is_set() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let mut eve = m.as_user("app", "app");
+    one(&mut eve, "SELECT nextval('snowflake_id_managed.snowflake_managed_counter')");
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00.0005+00', 0, 22)");
+    assert_eq!(code, "22023", "sub-millisecond epoch: {text}");
+    admin.batch_execute("SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 0, 22)").unwrap();
+    admin.batch_execute("SELECT snowflake_set_worker_id(0)").unwrap();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 12)");
+    assert_eq!(code, "55000", "layout changed after the worker id, before any draw: {text}");
+    let got = draw(&mut admin, 5000);
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    let ms = (got[4999] >> 22) + 1_735_689_600_000;
+    let now_ms = one(&mut admin, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+    assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
+    let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(10)");
+    assert!(block[0] > got[4999]);
+}
+
+/// IDs drawn in a transaction that is rolled back were still returned: they
+/// never come back. The counter is never altered after it is created (an
+/// ALTER SEQUENCE is transactional, and its rollback took the counter back
+/// under them); here the first configuration and a burst 250 ms ahead of
+/// the clock (4 sequence bits) are rolled back, and the IDs drawn after are
+/// all above them.
+#[test]
+fn ids_of_a_rolled_back_transaction_never_come_back() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let configure = "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 4); SELECT snowflake_set_worker_id(1);";
+    admin.batch_execute(&format!("BEGIN; {configure}")).unwrap();
+    let rolled_back = draw(&mut admin, 4000);
+    admin.batch_execute("ROLLBACK").unwrap();
+    admin.batch_execute(configure).unwrap();
+    let after = draw(&mut admin, 4000);
+    assert!(after[0] > rolled_back[3999], "{} reissued", after.iter().filter(|id| **id <= rolled_back[3999]).count());
+}
+
+/// A raise locks the raisers' table in a subtransaction, which takes no
+/// transaction id (a row lock did, one per raise: a bulk INSERT raising at
+/// every millisecond overflowed the subtransaction cache). The transaction
+/// ids used by a bulk INSERT stay a handful however many raises it made.
+#[test]
+fn a_bulk_insert_uses_no_transaction_id_per_raise() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int)").unwrap();
+    let gen =
+        |c: &mut Client| one(c, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation')");
+    let (xid0, gen0) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
+    admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 300000) g").unwrap();
+    let (xid1, gen1) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
+    let raises = (gen1 - gen0) / 2;
+    assert!(raises >= 30, "only {raises} raises: the insert did not exercise them");
+    assert!(xid1 - xid0 < 10, "{} transaction ids for one INSERT with {raises} raises", xid1 - xid0);
+}
+
+/// The end of the layout's timestamp field is the edition's own error
+/// (54000, as native's), never a shifted-out time nor a core error of the
+/// sequence: advance_past to the last millisecond, a block that would pass
+/// it, and single draws up to the last ID.
+#[test]
+fn the_end_of_the_layout_is_the_editions_own_error() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    draw(&mut admin, 10);
+    let last_tick: i64 = (1 << 41) - 1;
+    let (code, text) = sqlstate_of(&mut admin, &format!("SELECT snowflake_advance_past({}, true)", last_tick << 22));
+    assert_eq!(code, "54000", "{text}");
+    one(&mut admin, &format!("SELECT snowflake_advance_past({}, true)", (last_tick - 1) << 22));
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_nextval_array(5000)");
+    assert_eq!(code, "54000", "{text}");
+    let got = draw(&mut admin, 4096);
+    assert_eq!(got[4095], (last_tick << 22) | (5 << 12) | 4095, "the last ID of the layout");
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_nextval()");
+    assert!(code == "54000" || code == "22003", "{code}: {text}");
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_managed_draw(false)").unwrap_err();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_managed_draw(false)");
+    assert_eq!(code, "54000", "the slow path: {text}");
 }

@@ -2,5 +2,5 @@
 -- script's are, as they are): the configuration and the counter travel with
 -- the database's data, so that a restore into a new database issues with the
 -- same worker id and layout, above every ID of the old one.
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_config'::pg_catalog.regclass, '');
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_counter'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass, '');
