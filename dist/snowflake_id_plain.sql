@@ -282,8 +282,9 @@ $body$;
 -- Waits, interruptibly, while the counter is more than max_drift ahead of
 -- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
 -- lead stays bounded. A lead of twice max_drift or more did not come from a
--- burst (bursts wait here first) but from a clock set back or
--- snowflake_advance_past(): no wait then, IDs go on above the counter.
+-- burst (single draws are kept only less than max_drift ahead, and blocks
+-- reserve only up to it, under the raisers' lock) but from a clock set back
+-- or snowflake_advance_past(): no wait then, IDs go on above the counter.
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -301,15 +302,24 @@ BEGIN
 END
 $body$;
 
--- The raise: under the raisers' row lock, moves the counter so that its next
--- value is at least target (a floor or a block's end), fenced by the
--- generation's odd/even bumps; returns the counter value just below the
--- first one the caller may use, with `take` values above it reserved for the
--- caller (0 for a plain raise). Also finishes the raise of a raiser that died
--- between its two bumps (the generation odd). `last` is the layout's last
--- counter value: a raise past it is refused (54000), with the counter and
--- the generation left as they were (even).
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint) RETURNS bigint
+-- The raise: under the raisers' table lock, moves the counter so that its
+-- next value is at least target (the clock's floor, or a block's end),
+-- fenced by the generation's odd/even bumps; `base` is the counter value just
+-- below the first one the caller may use, with `got` values above it
+-- reserved for the caller. A plain raise takes none (take 0). A block (lim,
+-- max_drift in counter values, above 0) takes up to `take`, but only as many
+-- as keep the counter less than lim ahead of target, checked here under the
+-- lock (checked before it, concurrent blocks all saw room and together
+-- pushed the lead without bound), and at least one chunk when the counter is
+-- not ahead: the caller waits for the clock and comes back for the rest.
+-- With the counter 2 * lim or more ahead (which a burst cannot reach, since
+-- every reservation stops at lim: a clock set back or snowflake_advance_past)
+-- it takes all, as single draws go on there without waiting. Also finishes
+-- the raise of a raiser that died between its two bumps (the generation
+-- odd). `last` is the layout's last counter value: a raise past it is
+-- refused (54000), with the counter and the generation left as they were.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, lim bigint,
+                                                             OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -317,15 +327,15 @@ DECLARE
     counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
     generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
     cur bigint;
-    base bigint;
 BEGIN
+    got := 0;
     -- Another session raised it already (the sessions that find the counter
     -- behind at a millisecond boundary all come here): no lock, which would
     -- also give this transaction an xid and a WAL flush at commit. Skipping a
     -- raise is always safe: the caller draws again through the seqlock.
     IF take = 0 AND coalesce(pg_catalog.pg_sequence_last_value(counter), -1) >= target - 1
        AND pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
-        RETURN NULL;
+        RETURN;
     END IF;
     BEGIN
         LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
@@ -338,13 +348,18 @@ BEGIN
             -- below cur, every value drawn after it is thrown away by its drawer.
             cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
             base := greatest(target - 1, cur);
-            IF base > last - take THEN
+            got := CASE
+                WHEN take = 0 THEN 0
+                WHEN base - target + 1 >= 2 * lim THEN take
+                ELSE least(take, greatest(target + lim - 1 - base, 0))
+            END;
+            IF base > last - got THEN
                 -- Even again before refusing (the error ends the block).
                 PERFORM pg_catalog.nextval(generation);
                 PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
             END IF;
-            IF base + take > cur THEN
-                PERFORM pg_catalog.setval(counter, base + take, true);
+            IF base + got > cur THEN
+                PERFORM pg_catalog.setval(counter, base + got, true);
             END IF;
             PERFORM pg_catalog.nextval(generation);
         END IF;
@@ -354,7 +369,6 @@ BEGIN
     EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
         NULL;
     END;
-    RETURN base;
 END
 $body$;
 
@@ -416,7 +430,7 @@ BEGIN
             END IF;
             PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
         ELSE
-            PERFORM snowflake_id_managed.snowflake_managed_raise(f, 0::pg_catalog.int8, last);
+            PERFORM snowflake_id_managed.snowflake_managed_raise(f, 0::pg_catalog.int8, last, 0::pg_catalog.int8);
         END IF;
     END LOOP;
 END
@@ -524,15 +538,22 @@ $fast$;
 END
 $body$;
 
--- n IDs in ascending order, taken in one raise (consecutive counter values),
--- after waiting out max_drift like single draws.
+-- n IDs in ascending order. Taken in chunks, each reserved by a raise that
+-- keeps the counter within max_drift of the clock (waiting for the clock in
+-- between, like single draws), so that blocks cannot push the lead past it
+-- whatever their size or number.
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_block(n integer, what text) RETURNS bigint[]
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     cfg snowflake_id_managed.snowflake_managed_config;
-    base bigint;
+    lim bigint;
+    last bigint;
+    r record;
+    bases bigint[] := '{}';
+    gots bigint[] := '{}';
+    left_ bigint := n;
 BEGIN
     IF n < 1 OR n > 1000000 THEN
         RAISE EXCEPTION 'snowflake_id: % takes 1 to 1000000 IDs, not %', what, n
@@ -546,12 +567,24 @@ BEGIN
         -- The refusal without a worker id.
         PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
-    PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, n::pg_catalog.int8);
-    base := snowflake_id_managed.snowflake_managed_raise(
-        snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), n::pg_catalog.int8,
-        snowflake_id_managed.snowflake_managed_last(cfg.worker_bits));
+    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
+    WHILE left_ > 0 LOOP
+        PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
+        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(
+            snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), left_, last, lim);
+        IF r.got > 0 THEN
+            bases := bases || r.base;
+            gots := gots || r.got;
+            left_ := left_ - r.got;
+        ELSE
+            PERFORM pg_catalog.pg_sleep(0.001);
+        END IF;
+    END LOOP;
     RETURN ARRAY(SELECT snowflake_id_managed.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
-                   FROM pg_catalog.generate_series(base + 1, base + n) AS c ORDER BY c);
+                   FROM ROWS FROM (pg_catalog.unnest(bases), pg_catalog.unnest(gots)) AS k(b, g),
+                        pg_catalog.generate_series(k.b + 1, k.b + k.g) AS c
+                  ORDER BY c);
 END
 $body$;
 
@@ -573,7 +606,7 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
-    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
+    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(), snowflake_id_managed.snowflake_managed_max_drift_ms(),
     snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
@@ -739,7 +772,8 @@ BEGIN
     END IF;
     target := (tick + 1) << cfg.sequence_bits;
     PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
-                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits));
+                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+                                                         0::pg_catalog.int8);
     RETURN snowflake_id_managed.snowflake_managed_compose(
         pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
@@ -796,6 +830,9 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
+            'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
+            drift_ms, max_drift_ms)
     END;
     RETURN NEXT;
 END

@@ -159,7 +159,8 @@ BEGIN
     END IF;
     target := (tick + 1) << cfg.sequence_bits;
     PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
-                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits));
+                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+                                                         0::pg_catalog.int8);
     RETURN snowflake_id_managed.snowflake_managed_compose(
         pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);

@@ -41,6 +41,9 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
+            'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
+            drift_ms, max_drift_ms)
     END;
     RETURN NEXT;
 END
