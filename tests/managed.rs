@@ -935,6 +935,31 @@ fn the_layout_changes_only_while_no_worker_id_is_set() {
     assert!(block[0] > got[4999]);
 }
 
+/// A worker id set while snowflake_set_layout runs (its transaction commits
+/// after set_layout found no row to lock, before set_layout writes) wins:
+/// the layout change is refused, never applied under a set worker id.
+#[test]
+fn a_worker_id_set_during_a_layout_change_refuses_the_change() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut setter = m.admin();
+    setter.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    setter.batch_execute("BEGIN; SELECT snowflake_set_worker_id(5)").unwrap();
+    let mut changer = m.admin();
+    let change = thread::spawn(move || {
+        changer
+            .batch_execute("SELECT snowflake_set_layout('2024-01-01 00:00:00+00', 8, 14)")
+            .map_err(|e| e.as_db_error().map(|d| d.code().code().to_string()))
+    });
+    thread::sleep(Duration::from_millis(500));
+    setter.batch_execute("COMMIT").unwrap();
+    let got = change.join().unwrap();
+    assert_eq!(got, Err(Some("55000".to_string())), "the layout changed under a set worker id");
+    let id = draw(&mut setter, 1)[0];
+    assert_eq!(worker_of(id), 5, "the default layout is kept");
+}
+
 /// IDs drawn in a transaction that is rolled back were still returned: they
 /// never come back. The counter is never altered after it is created (an
 /// ALTER SEQUENCE is transactional, and its rollback took the counter back

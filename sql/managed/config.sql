@@ -79,6 +79,7 @@ CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, seq
 DECLARE
     worker integer;
     reach_ms numeric;
+    written bigint;
 BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_layout');
     -- The row, locked to the end of the transaction: snowflake_set_worker_id
@@ -109,10 +110,21 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
+    -- Checked again on the row as it is when written: a worker id set by a
+    -- transaction that committed after the check above (its row was not
+    -- there to lock) wins, and this change is refused.
     INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
         VALUES (epoch, worker_bits, sequence_bits)
         ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
-                                        sequence_bits = excluded.sequence_bits;
+                                        sequence_bits = excluded.sequence_bits
+        WHERE c.worker_id IS NULL;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written = 0 THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
+            USING ERRCODE = '55000',
+                  DETAIL = 'A worker id was set while this layout change ran: IDs may have been issued since.',
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+    END IF;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
