@@ -208,6 +208,26 @@ REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_manag
 GRANT USAGE ON SEQUENCE snowflake_id_managed.snowflake_managed_counter TO PUBLIC;
 GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PUBLIC;
 
+-- The reference a burst's lead is measured against: the clock's floor plus
+-- `offset`, the part of the counter's lead that no burst made (clock steps
+-- back, snowflake_advance_past). `reference` is the reference as last seen:
+-- a floor plus offset that comes out more than a quarter of max_drift below
+-- it means the clock went back, and the offset takes the step (so the
+-- reference goes on from where it was, at the clock's pace, and only bursts
+-- beyond the layout's rate wait); once the counter is below the reference
+-- (the clock caught up), the offset shrinks to the counter's lead. So a step
+-- back never makes callers wait, and a burst on top of a step or an advance
+-- is bounded like any other, which a rule on the lead alone ("twice
+-- max_drift ahead: not a burst") could not do. Both only decide waits,
+-- never which values are issued. The inlined fast path reads the offset
+-- (SELECT); only the owner's functions move them.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_offset, snowflake_id_managed.snowflake_managed_reference FROM PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_offset TO PUBLIC;
+
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint
@@ -279,24 +299,56 @@ BEGIN
 END
 $body$;
 
+-- The offset now, given the clock's floor f and the counter cur, kept as
+-- the comment on snowflake_managed_offset says. Not under a lock: a race
+-- between two sessions only changes how long one of them waits.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    off_seq constant regclass := 'snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass;
+    off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
+    seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
+    was bigint := off;
+BEGIN
+    IF f + off < seen - lim / 4 THEN
+        -- The clock went back: the reference goes on from where it was (or,
+        -- if it was last seen long ago, from where the counter shows it had
+        -- come to: every value was drawn less than lim above it).
+        off := greatest(seen, cur - lim) - f;
+    END IF;
+    IF cur < f + off THEN
+        off := greatest(cur - f, 0);
+    END IF;
+    IF off <> was THEN
+        PERFORM pg_catalog.setval(off_seq, off, true);
+    END IF;
+    IF f + off > seen OR off <> was THEN
+        PERFORM pg_catalog.setval(ref_seq, greatest(f + off, 0), true);
+    END IF;
+    RETURN off;
+END
+$body$;
+
 -- Waits, interruptibly, while the counter is more than max_drift ahead of
--- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
--- lead stays bounded. A lead of twice max_drift or more did not come from a
--- burst (single draws are kept only less than max_drift ahead, and blocks
--- reserve only up to it, under the raisers' lock) but from a clock set back
--- or snowflake_advance_past(): no wait then, IDs go on above the counter.
+-- the reference because of a burst (more than 2^sequence_bits IDs per ms),
+-- so the lead stays bounded. A lead from a clock set back or
+-- snowflake_advance_past() is in the offset: no wait for it.
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     lim constant bigint := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    lead bigint;
+    f bigint;
+    cur bigint;
 BEGIN
     LOOP
-        lead := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0)
-                + extra - snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        EXIT WHEN lead < lim OR lead >= 2 * lim + extra;
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
@@ -306,19 +358,16 @@ $body$;
 -- next value is at least target (the clock's floor, or a block's end),
 -- fenced by the generation's odd/even bumps; `base` is the counter value just
 -- below the first one the caller may use, with `got` values above it
--- reserved for the caller. A plain raise takes none (take 0). A block (lim,
--- max_drift in counter values, above 0) takes up to `take`, but only as many
--- as keep the counter less than lim ahead of target, checked here under the
--- lock (checked before it, concurrent blocks all saw room and together
--- pushed the lead without bound), and at least one chunk when the counter is
--- not ahead: the caller waits for the clock and comes back for the rest.
--- With the counter 2 * lim or more ahead (which a burst cannot reach, since
--- every reservation stops at lim: a clock set back or snowflake_advance_past)
--- it takes all, as single draws go on there without waiting. Also finishes
+-- reserved for the caller. A plain raise takes none (take 0). A block takes
+-- up to `take`, but only values below `ceiling` (the reference plus
+-- max_drift), checked here under the lock (checked before it, concurrent
+-- blocks all saw room and together pushed the lead without bound), and at
+-- least one chunk when the counter is not ahead of the reference: the
+-- caller waits for the clock and comes back for the rest. Also finishes
 -- the raise of a raiser that died between its two bumps (the generation
 -- odd). `last` is the layout's last counter value: a raise past it is
 -- refused (54000), with the counter and the generation left as they were.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, lim bigint,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
                                                              OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -348,11 +397,7 @@ BEGIN
             -- below cur, every value drawn after it is thrown away by its drawer.
             cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
             base := greatest(target - 1, cur);
-            got := CASE
-                WHEN take = 0 THEN 0
-                WHEN base - target + 1 >= 2 * lim THEN take
-                ELSE least(take, greatest(target + lim - 1 - base, 0))
-            END;
+            got := CASE WHEN take = 0 THEN 0 ELSE least(take, greatest(ceiling - 1 - base, 0)) END;
             IF base > last - got THEN
                 -- Even again before refusing (the error ends the block).
                 PERFORM pg_catalog.nextval(generation);
@@ -425,7 +470,7 @@ BEGIN
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f < lim OR v - f >= 2 * lim THEN
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
                 RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
             PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
@@ -447,13 +492,12 @@ CREATE FUNCTION snowflake_nextval() RETURNS bigint
 -- inlines into the caller's query (no function call, no table read):
 --   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
 --   2. g1: the generation before;
---   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
---      clock's floor, less than max_drift L ahead) or at least 2L (a clock
---      set back or snowflake_advance_past: no wait, as in the slow path), and
---      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
---      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
---      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
---      sign), which tests it with v used once (twice would need a variable);
+--   3. nextval(counter), kept if d = v - floor - offset is in [0, L): less
+--      than max_drift L ahead of the reference (snowflake_managed_offset),
+--      and not behind it (behind the clock: the slow path raises; behind the
+--      reference: the slow path shrinks the offset). (d + L) / L is 1
+--      exactly then (integer division truncates toward zero), which tests it
+--      with v used once (twice would need a variable);
 --   4. g2: the generation after, read only if 3 held (CASE orders it);
 --   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
 --      generation only grows: with g1 <= g2, equality of the halves holds
@@ -501,16 +545,16 @@ CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
         WHEN (pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN (LEAST((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
-                                   OPERATOR(pg_catalog.-)
-                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
-                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
-                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
-                                    OPERATOR(pg_catalog.<<) %K%))
-                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
-                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
-                                3::pg_catalog.int8)
-                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.-)
+                             (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                               OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                              OPERATOR(pg_catalog.<<) %K%))
+                            OPERATOR(pg_catalog.-)
+                            pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass))
+                           OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                          OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
                     THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
                END
@@ -551,6 +595,7 @@ DECLARE
     lim bigint;
     last bigint;
     r record;
+    f bigint;
     bases bigint[] := '{}';
     gots bigint[] := '{}';
     left_ bigint := n;
@@ -571,8 +616,9 @@ BEGIN
     last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
     WHILE left_ > 0 LOOP
         PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
-        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(
-            snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), left_, last, lim);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass), 0));
         IF r.got > 0 THEN
             bases := bases || r.base;
             gots := gots || r.got;
@@ -607,7 +653,8 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
-    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
     snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====
@@ -756,6 +803,8 @@ DECLARE
     cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
@@ -786,6 +835,12 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
                                                          snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
                                                          0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
     RETURN snowflake_id_managed.snowflake_managed_compose(
         pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
@@ -859,9 +914,13 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
 -- script's are, as they are): the configuration and the counter travel with
 -- the database's data, so that a restore into a new database issues with the
--- same worker id and layout, above every ID of the old one.
+-- same worker id and layout, above every ID of the old one; and the offset
+-- and reference (generator.sql), so that a lead from a clock step or an
+-- advance is not taken for a burst there.
 SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass, '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, '');
 $snowflake_id_managed$,
             ARRAY['plpgsql']);
     ELSIF NOT EXISTS (SELECT FROM pgtle.available_extension_versions() v
@@ -1065,6 +1124,26 @@ REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_manag
 GRANT USAGE ON SEQUENCE snowflake_id_managed.snowflake_managed_counter TO PUBLIC;
 GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PUBLIC;
 
+-- The reference a burst's lead is measured against: the clock's floor plus
+-- `offset`, the part of the counter's lead that no burst made (clock steps
+-- back, snowflake_advance_past). `reference` is the reference as last seen:
+-- a floor plus offset that comes out more than a quarter of max_drift below
+-- it means the clock went back, and the offset takes the step (so the
+-- reference goes on from where it was, at the clock's pace, and only bursts
+-- beyond the layout's rate wait); once the counter is below the reference
+-- (the clock caught up), the offset shrinks to the counter's lead. So a step
+-- back never makes callers wait, and a burst on top of a step or an advance
+-- is bounded like any other, which a rule on the lead alone ("twice
+-- max_drift ahead: not a burst") could not do. Both only decide waits,
+-- never which values are issued. The inlined fast path reads the offset
+-- (SELECT); only the owner's functions move them.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_offset, snowflake_id_managed.snowflake_managed_reference FROM PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_offset TO PUBLIC;
+
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint
@@ -1136,24 +1215,56 @@ BEGIN
 END
 $body$;
 
+-- The offset now, given the clock's floor f and the counter cur, kept as
+-- the comment on snowflake_managed_offset says. Not under a lock: a race
+-- between two sessions only changes how long one of them waits.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    off_seq constant regclass := 'snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass;
+    off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
+    seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
+    was bigint := off;
+BEGIN
+    IF f + off < seen - lim / 4 THEN
+        -- The clock went back: the reference goes on from where it was (or,
+        -- if it was last seen long ago, from where the counter shows it had
+        -- come to: every value was drawn less than lim above it).
+        off := greatest(seen, cur - lim) - f;
+    END IF;
+    IF cur < f + off THEN
+        off := greatest(cur - f, 0);
+    END IF;
+    IF off <> was THEN
+        PERFORM pg_catalog.setval(off_seq, off, true);
+    END IF;
+    IF f + off > seen OR off <> was THEN
+        PERFORM pg_catalog.setval(ref_seq, greatest(f + off, 0), true);
+    END IF;
+    RETURN off;
+END
+$body$;
+
 -- Waits, interruptibly, while the counter is more than max_drift ahead of
--- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
--- lead stays bounded. A lead of twice max_drift or more did not come from a
--- burst (single draws are kept only less than max_drift ahead, and blocks
--- reserve only up to it, under the raisers' lock) but from a clock set back
--- or snowflake_advance_past(): no wait then, IDs go on above the counter.
+-- the reference because of a burst (more than 2^sequence_bits IDs per ms),
+-- so the lead stays bounded. A lead from a clock set back or
+-- snowflake_advance_past() is in the offset: no wait for it.
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     lim constant bigint := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    lead bigint;
+    f bigint;
+    cur bigint;
 BEGIN
     LOOP
-        lead := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0)
-                + extra - snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        EXIT WHEN lead < lim OR lead >= 2 * lim + extra;
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
@@ -1163,19 +1274,16 @@ $body$;
 -- next value is at least target (the clock's floor, or a block's end),
 -- fenced by the generation's odd/even bumps; `base` is the counter value just
 -- below the first one the caller may use, with `got` values above it
--- reserved for the caller. A plain raise takes none (take 0). A block (lim,
--- max_drift in counter values, above 0) takes up to `take`, but only as many
--- as keep the counter less than lim ahead of target, checked here under the
--- lock (checked before it, concurrent blocks all saw room and together
--- pushed the lead without bound), and at least one chunk when the counter is
--- not ahead: the caller waits for the clock and comes back for the rest.
--- With the counter 2 * lim or more ahead (which a burst cannot reach, since
--- every reservation stops at lim: a clock set back or snowflake_advance_past)
--- it takes all, as single draws go on there without waiting. Also finishes
+-- reserved for the caller. A plain raise takes none (take 0). A block takes
+-- up to `take`, but only values below `ceiling` (the reference plus
+-- max_drift), checked here under the lock (checked before it, concurrent
+-- blocks all saw room and together pushed the lead without bound), and at
+-- least one chunk when the counter is not ahead of the reference: the
+-- caller waits for the clock and comes back for the rest. Also finishes
 -- the raise of a raiser that died between its two bumps (the generation
 -- odd). `last` is the layout's last counter value: a raise past it is
 -- refused (54000), with the counter and the generation left as they were.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, lim bigint,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
                                                              OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -1205,11 +1313,7 @@ BEGIN
             -- below cur, every value drawn after it is thrown away by its drawer.
             cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
             base := greatest(target - 1, cur);
-            got := CASE
-                WHEN take = 0 THEN 0
-                WHEN base - target + 1 >= 2 * lim THEN take
-                ELSE least(take, greatest(target + lim - 1 - base, 0))
-            END;
+            got := CASE WHEN take = 0 THEN 0 ELSE least(take, greatest(ceiling - 1 - base, 0)) END;
             IF base > last - got THEN
                 -- Even again before refusing (the error ends the block).
                 PERFORM pg_catalog.nextval(generation);
@@ -1282,7 +1386,7 @@ BEGIN
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f < lim OR v - f >= 2 * lim THEN
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
                 RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
             PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
@@ -1304,13 +1408,12 @@ CREATE FUNCTION snowflake_nextval() RETURNS bigint
 -- inlines into the caller's query (no function call, no table read):
 --   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
 --   2. g1: the generation before;
---   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
---      clock's floor, less than max_drift L ahead) or at least 2L (a clock
---      set back or snowflake_advance_past: no wait, as in the slow path), and
---      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
---      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
---      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
---      sign), which tests it with v used once (twice would need a variable);
+--   3. nextval(counter), kept if d = v - floor - offset is in [0, L): less
+--      than max_drift L ahead of the reference (snowflake_managed_offset),
+--      and not behind it (behind the clock: the slow path raises; behind the
+--      reference: the slow path shrinks the offset). (d + L) / L is 1
+--      exactly then (integer division truncates toward zero), which tests it
+--      with v used once (twice would need a variable);
 --   4. g2: the generation after, read only if 3 held (CASE orders it);
 --   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
 --      generation only grows: with g1 <= g2, equality of the halves holds
@@ -1358,16 +1461,16 @@ CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
         WHEN (pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN (LEAST((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
-                                   OPERATOR(pg_catalog.-)
-                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
-                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
-                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
-                                    OPERATOR(pg_catalog.<<) %K%))
-                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
-                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
-                                3::pg_catalog.int8)
-                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.-)
+                             (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                               OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                              OPERATOR(pg_catalog.<<) %K%))
+                            OPERATOR(pg_catalog.-)
+                            pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass))
+                           OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                          OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
                     THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
                END
@@ -1408,6 +1511,7 @@ DECLARE
     lim bigint;
     last bigint;
     r record;
+    f bigint;
     bases bigint[] := '{}';
     gots bigint[] := '{}';
     left_ bigint := n;
@@ -1428,8 +1532,9 @@ BEGIN
     last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
     WHILE left_ > 0 LOOP
         PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
-        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(
-            snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), left_, last, lim);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass), 0));
         IF r.got > 0 THEN
             bases := bases || r.base;
             gots := gots || r.got;
@@ -1464,7 +1569,8 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
-    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
     snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====
@@ -1613,6 +1719,8 @@ DECLARE
     cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
@@ -1643,6 +1751,12 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
                                                          snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
                                                          0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
     RETURN snowflake_id_managed.snowflake_managed_compose(
         pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
@@ -1716,9 +1830,13 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
 -- script's are, as they are): the configuration and the counter travel with
 -- the database's data, so that a restore into a new database issues with the
--- same worker id and layout, above every ID of the old one.
+-- same worker id and layout, above every ID of the old one; and the offset
+-- and reference (generator.sql), so that a lead from a clock step or an
+-- advance is not taken for a burst there.
 SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass, '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, '');
 $snowflake_id_managed$);
     END IF;
 END

@@ -143,6 +143,8 @@ DECLARE
     cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
@@ -173,6 +175,12 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
                                                          snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
                                                          0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
     RETURN snowflake_id_managed.snowflake_managed_compose(
         pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
