@@ -1113,3 +1113,35 @@ fn a_burst_after_an_advance_is_bounded_too() {
     let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(2000)");
     assert!(block[0] > got[11_999]);
 }
+
+/// A schema named like the edition's internal one, made beforehand by
+/// another role (who would then own the objects' namespace and could create
+/// look-alikes in it), stops the install with 42P06 naming its owner; both
+/// installs.
+#[test]
+fn a_foreign_internal_schema_stops_the_install() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db).batch_execute(&format!("GRANT CREATE ON DATABASE {db} TO app")).unwrap();
+        m.as_user("app", db).batch_execute("CREATE SCHEMA snowflake_id_managed").unwrap();
+    }
+    m.register("app");
+    let (code, text) = sqlstate_of(&mut m.admin(), "CREATE EXTENSION snowflake_id");
+    assert_eq!(code, "42P06", "{text}");
+    assert!(text.contains("owner app"), "{text}");
+    let out = Command::new(m.cluster.tool("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
+        .arg(repo_file("dist/snowflake_id_plain.sql"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("exists already (owner app)"), "{stderr}");
+    // Dropped, the install goes through.
+    m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(2)").unwrap();
+    assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
+}
