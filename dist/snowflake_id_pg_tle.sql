@@ -167,25 +167,61 @@ COMMENT ON FUNCTION snowflake_managed_sequence_bits() IS
 -- are bound at CREATE (SQL-standard bodies) or run with a pinned search_path
 -- (PL/pgSQL), so that an object another role creates later changes nothing.
 
--- The owner-only state. The counter starts never called: the first draw
--- raises it to the clock. Its MAXVALUE is set by snowflake_managed_bake()
--- so that the time part never passes the layout's timestamp bits (a shift
--- would drop bits silently).
-CREATE SEQUENCE snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-CREATE SEQUENCE snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
--- Even: no raise in progress.
-SELECT pg_catalog.setval('@extschema@.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+-- The internal objects live in a schema of their own that only the
+-- extension's owner can create in. PL/pgSQL resolves its calls when they
+-- run, among every function of the schema it names: in the extension's
+-- schema (public on many servers, where any role may create before 15 and
+-- on managed services) another role could add an overload that matches a
+-- call better (an integer literal where bigint is declared), or one with an
+-- extra defaulted argument that makes the call ambiguous, and have it run as
+-- the owner from a SECURITY DEFINER function. Nobody else creates here, and
+-- every call passes its arguments cast to their exact types besides. The
+-- functions applications call stay in the extension's schema.
+DO $schema$
+DECLARE
+    owner pg_catalog.text := (SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_namespace n
+                               WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name);
+BEGIN
+    IF owner IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed exists already (owner %)', owner
+            USING ERRCODE = '42P06',
+                  DETAIL = 'The managed edition keeps its counter, configuration and internal functions in that schema, which it creates, so that only the extension''s owner can create objects there.',
+                  HINT = 'Drop or rename that schema (or drop the managed edition installed before), then install again.';
+    END IF;
+END
+$schema$;
+CREATE SCHEMA snowflake_id_managed;
+REVOKE ALL ON SCHEMA snowflake_id_managed FROM PUBLIC;
+-- USAGE only: the inlined fast path runs as the caller and names the counter,
+-- the generation and the slow path there.
+GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 
--- The row raisers lock. Nothing else is in it.
-CREATE TABLE snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
-INSERT INTO snowflake_managed_raise_lock VALUES (true);
+-- The owner-only state. The counter starts never called: the first draw
+-- raises it to the clock. It is never altered after this (an ALTER SEQUENCE
+-- is transactional: rolled back, it would bring back values already
+-- issued): the end of the layout's timestamp bits is enforced by the raise
+-- and the slow path (54000), and by the fast path's multiplication, which
+-- fails rather than drop bits.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+-- Even: no raise in progress.
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+
+-- The table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
+-- subtransaction: unlike a row lock, it takes no transaction id, so a bulk
+-- INSERT that raises at every millisecond does not fill the subtransaction
+-- cache; the subtransaction's end releases it). EXCLUSIVE needs UPDATE,
+-- DELETE or TRUNCATE on it, which no other role has; nor SELECT, so no
+-- other role can even take a lock that waits on raisers. Nothing is in it.
+CREATE TABLE snowflake_id_managed.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+INSERT INTO snowflake_id_managed.snowflake_managed_raise_lock VALUES (true);
 
 -- The configuration: one row once the owner set the worker id or the layout
 -- (none before; worker_id stays NULL until it is set). Dumped
 -- by pg_dump with the extension's data (see config_dump.sql), and the
 -- functions it bakes are baked again from it on restore (the trigger in
 -- config.sql, or the first draw).
-CREATE TABLE snowflake_managed_config (
+CREATE TABLE snowflake_id_managed.snowflake_managed_config (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     worker_id integer,
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
@@ -195,25 +231,45 @@ CREATE TABLE snowflake_managed_config (
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
 
-REVOKE ALL ON snowflake_managed_counter, snowflake_managed_generation, snowflake_managed_raise_lock,
-    snowflake_managed_config FROM PUBLIC;
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_managed.snowflake_managed_generation, snowflake_id_managed.snowflake_managed_raise_lock,
+    snowflake_id_managed.snowflake_managed_config FROM PUBLIC;
 -- The inlined fast path runs as the caller: it needs nextval()/currval() on
 -- the counter (USAGE; a role can therefore burn values: docs/managed.md) and
 -- to read the generation (SELECT, which does not allow nextval() or setval():
 -- a role that could bump it would break the seqlock).
-GRANT USAGE ON SEQUENCE snowflake_managed_counter TO PUBLIC;
-GRANT SELECT ON SEQUENCE snowflake_managed_generation TO PUBLIC;
+GRANT USAGE ON SEQUENCE snowflake_id_managed.snowflake_managed_counter TO PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PUBLIC;
+
+-- The reference a burst's lead is measured against: the clock's floor plus
+-- `offset`, the part of the counter's lead that no burst made (clock steps
+-- back, snowflake_advance_past). `reference` is the reference as last seen:
+-- a floor plus offset that comes out more than a quarter of max_drift below
+-- it means the clock went back, and the offset takes the step (so the
+-- reference goes on from where it was, at the clock's pace, and only bursts
+-- beyond the layout's rate wait); once the counter is below the reference
+-- (the clock caught up), the offset shrinks to the counter's lead. So a step
+-- back never makes callers wait, and a burst on top of a step or an advance
+-- is bounded like any other, which a rule on the lead alone ("twice
+-- max_drift ahead: not a burst") could not do. Both only decide waits,
+-- never which values are issued. The inlined fast path reads the offset
+-- (SELECT); only the owner's functions move them.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_offset, snowflake_id_managed.snowflake_managed_reference FROM PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_offset TO PUBLIC;
 
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
-CREATE FUNCTION snowflake_managed_max_drift_ms() RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN 1000;
-COMMENT ON FUNCTION snowflake_managed_max_drift_ms() IS
+COMMENT ON FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() IS
     'how far bursts may push the managed generator ahead of the clock before callers wait (the native default of snowflake_id.max_drift)';
 
 -- The counter's floor now: the clock's millisecond since the epoch, shifted.
-CREATE FUNCTION snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL SAFE
     RETURN pg_catalog.floor((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
                               OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch'::pg_catalog.text, epoch))
@@ -221,7 +277,7 @@ CREATE FUNCTION snowflake_managed_floor(epoch timestamptz, sequence_bits integer
            OPERATOR(pg_catalog.<<) sequence_bits;
 
 -- A counter value as an ID of worker_id.
-CREATE FUNCTION snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
     RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ((counter OPERATOR(pg_catalog.>>) sequence_bits) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
@@ -230,7 +286,7 @@ CREATE FUNCTION snowflake_managed_compose(counter bigint, worker_id integer, wor
 
 -- The refusal of a standby, the edition's own (25006 like core nextval(),
 -- with what to do).
-CREATE FUNCTION snowflake_managed_refuse_standby(what text) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(what text) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -242,54 +298,128 @@ BEGIN
 END
 $body$;
 
--- Waits, interruptibly, while the counter is more than max_drift ahead of
--- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
--- lead stays bounded. A lead of twice max_drift or more did not come from a
--- burst (bursts wait here first) but from a clock set back or
--- snowflake_advance_past(): no wait then, IDs go on above the counter.
-CREATE FUNCTION snowflake_managed_wait_lead(cfg snowflake_managed_config, extra bigint) RETURNS void
+-- The layout's last counter value: the last millisecond its timestamp bits
+-- hold, with every sequence value (2^(63 - worker_bits) - 1, written so that
+-- worker_bits = 0 does not overflow).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_last(worker_bits integer) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (((1::pg_catalog.int8 OPERATOR(pg_catalog.<<) (62 OPERATOR(pg_catalog.-) worker_bits))
+             OPERATOR(pg_catalog.-) 1::pg_catalog.int8) OPERATOR(pg_catalog.*) 2::pg_catalog.int8)
+           OPERATOR(pg_catalog.+) 1::pg_catalog.int8;
+
+-- The end of the layout's timestamp field, the edition's own error (54000,
+-- as the native edition's). Reached when the clock passes the layout's last
+-- millisecond, or sooner when snowflake_advance_past(..., force => true)
+-- moved the counter near it.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_refuse_end() RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    lim constant bigint := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    lead bigint;
+    cfg snowflake_id_managed.snowflake_managed_config;
+BEGIN
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    RAISE EXCEPTION 'snowflake_id: the timestamp field is exhausted: no IDs after %',
+        pg_catalog.to_char((cfg.epoch OPERATOR(pg_catalog.+)
+                            pg_catalog.make_interval(secs => (pg_catalog.power(2::pg_catalog.numeric,
+                                63 OPERATOR(pg_catalog.-) cfg.worker_bits OPERATOR(pg_catalog.-) cfg.sequence_bits)
+                              OPERATOR(pg_catalog.-) 1::pg_catalog.numeric)::pg_catalog.float8 OPERATOR(pg_catalog./) 1000::pg_catalog.float8))
+                           AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS"Z"')
+        USING ERRCODE = '54000',
+              DETAIL = 'The layout''s timestamp bits hold no later millisecond; an ID past it would lose its time.',
+              HINT = 'If the clock is far before that instant, the counter was moved there by snowflake_advance_past(..., force => true) with a wrong ID; IDs of this database can only continue in a new layout (a new database with a later epoch).';
+END
+$body$;
+
+-- The offset now, given the clock's floor f and the counter cur, kept as
+-- the comment on snowflake_managed_offset says. Not under a lock: a race
+-- between two sessions only changes how long one of them waits.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    off_seq constant regclass := 'snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass;
+    off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
+    seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
+    was bigint := off;
+BEGIN
+    IF f + off < seen - lim / 4 THEN
+        -- The clock went back: the reference goes on from where it was (or,
+        -- if it was last seen long ago, from where the counter shows it had
+        -- come to: every value was drawn less than lim above it).
+        off := greatest(seen, cur - lim) - f;
+    END IF;
+    IF cur < f + off THEN
+        off := greatest(cur - f, 0);
+    END IF;
+    IF off <> was THEN
+        PERFORM pg_catalog.setval(off_seq, off, true);
+    END IF;
+    IF f + off > seen OR off <> was THEN
+        PERFORM pg_catalog.setval(ref_seq, greatest(f + off, 0), true);
+    END IF;
+    RETURN off;
+END
+$body$;
+
+-- Waits, interruptibly, while the counter is more than max_drift ahead of
+-- the reference because of a burst (more than 2^sequence_bits IDs per ms),
+-- so the lead stays bounded. A lead from a clock set back or
+-- snowflake_advance_past() is in the offset: no wait for it.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    lim constant bigint := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    f bigint;
+    cur bigint;
 BEGIN
     LOOP
-        lead := coalesce(pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass), 0)
-                + extra - @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        EXIT WHEN lead < lim OR lead >= 2 * lim + extra;
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
 $body$;
 
--- The raise: under the raisers' row lock, moves the counter so that its next
--- value is at least target (a floor or a block's end), fenced by the
--- generation's odd/even bumps; returns the counter value just below the
--- first one the caller may use, with `take` values above it reserved for the
--- caller (0 for a plain raise). Also finishes the raise of a raiser that died
--- between its two bumps (the generation odd).
-CREATE FUNCTION snowflake_managed_raise(target bigint, take bigint) RETURNS bigint
+-- The raise: under the raisers' table lock, moves the counter so that its
+-- next value is at least target (the clock's floor, or a block's end),
+-- fenced by the generation's odd/even bumps; `base` is the counter value just
+-- below the first one the caller may use, with `got` values above it
+-- reserved for the caller. A plain raise takes none (take 0). A block takes
+-- up to `take`, but only values below `ceiling` (the reference plus
+-- max_drift), checked here under the lock (checked before it, concurrent
+-- blocks all saw room and together pushed the lead without bound), and at
+-- least one chunk when the counter is not ahead of the reference: the
+-- caller waits for the clock and comes back for the rest. Also finishes
+-- the raise of a raiser that died between its two bumps (the generation
+-- odd). `last` is the layout's last counter value: a raise past it is
+-- refused (54000), with the counter and the generation left as they were.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
+                                                             OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
+    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
     cur bigint;
-    base bigint;
 BEGIN
+    got := 0;
     -- Another session raised it already (the sessions that find the counter
     -- behind at a millisecond boundary all come here): no lock, which would
     -- also give this transaction an xid and a WAL flush at commit. Skipping a
     -- raise is always safe: the caller draws again through the seqlock.
     IF take = 0 AND coalesce(pg_catalog.pg_sequence_last_value(counter), -1) >= target - 1
        AND pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
-        RETURN NULL;
+        RETURN;
     END IF;
     BEGIN
-        PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
+        LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
@@ -299,18 +429,23 @@ BEGIN
             -- below cur, every value drawn after it is thrown away by its drawer.
             cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
             base := greatest(target - 1, cur);
-            IF base + take > cur THEN
-                PERFORM pg_catalog.setval(counter, base + take, true);
+            got := CASE WHEN take = 0 THEN 0 ELSE least(take, greatest(ceiling - 1 - base, 0)) END;
+            IF base > last - got THEN
+                -- Even again before refusing (the error ends the block).
+                PERFORM pg_catalog.nextval(generation);
+                PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+            END IF;
+            IF base + got > cur THEN
+                PERFORM pg_catalog.setval(counter, base + got, true);
             END IF;
             PERFORM pg_catalog.nextval(generation);
         END IF;
-        -- Roll the subtransaction back: it releases the row lock now, not at
+        -- Roll the subtransaction back: it releases the table lock now, not at
         -- the end of the caller's transaction; sequences are not rolled back.
         RAISE EXCEPTION USING ERRCODE = 'SFRAI';
     EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
         NULL;
     END;
-    RETURN base;
 END
 $body$;
 
@@ -318,24 +453,25 @@ $body$;
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
 -- the refusals (standby, no worker id), and the first draw after a restore
 -- (`unbaked`: the fast path is not yet built from the configuration).
-CREATE FUNCTION snowflake_managed_draw(unbaked boolean) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
-    cfg @extschema@.snowflake_managed_config;
+    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
+    cfg snowflake_id_managed.snowflake_managed_config;
     lim bigint;
+    last bigint;
     f bigint;
     v bigint;
     g1 bigint;
     g2 bigint;
 BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_nextval()');
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF cfg.worker_id IS NULL THEN
         RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
             USING ERRCODE = '55000',
@@ -348,24 +484,30 @@ BEGIN
     -- holds the row is baking it (or the owner is changing it).
     IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
                                      'snowflake_managed_draw(true)') > 0 THEN
-        PERFORM 1 FROM @extschema@.snowflake_managed_config FOR UPDATE SKIP LOCKED;
+        PERFORM 1 FROM snowflake_id_managed.snowflake_managed_config FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
-            PERFORM @extschema@.snowflake_managed_bake();
+            PERFORM snowflake_id_managed.snowflake_managed_bake();
         END IF;
     END IF;
-    lim := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
     LOOP
-        f := @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
         g1 := pg_catalog.pg_sequence_last_value(generation);
         v := pg_catalog.nextval(counter);
         g2 := pg_catalog.pg_sequence_last_value(generation);
+        IF v > last THEN
+            -- Past the layout's end (the counter only gets here by nextval()
+            -- from its last value: raises stop below it).
+            PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+        END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f < lim OR v - f >= 2 * lim THEN
-                RETURN @extschema@.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
+                RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
-            PERFORM @extschema@.snowflake_managed_wait_lead(cfg, 0);
+            PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
         ELSE
-            PERFORM @extschema@.snowflake_managed_raise(f, 0);
+            PERFORM snowflake_id_managed.snowflake_managed_raise(f, 0::pg_catalog.int8, last, 0::pg_catalog.int8);
         END IF;
     END LOOP;
 END
@@ -375,52 +517,48 @@ $body$;
 -- fast path is this: every call takes the slow path, which refuses or bakes.
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
-    RETURN @extschema@.snowflake_managed_draw(true);
+    RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
 
 -- Builds the fast path from the configuration: an SQL function of one
 -- expression with the layout and worker id as literals, which the planner
 -- inlines into the caller's query (no function call, no table read):
 --   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
 --   2. g1: the generation before;
---   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
---      clock's floor, less than max_drift L ahead) or at least 2L (a clock
---      set back or snowflake_advance_past: no wait, as in the slow path), and
---      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
---      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
---      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
---      sign), which tests it with v used once (twice would need a variable);
+--   3. nextval(counter), kept if d = v - floor - offset is in [0, L): less
+--      than max_drift L ahead of the reference (snowflake_managed_offset),
+--      and not behind it (behind the clock: the slow path raises; behind the
+--      reference: the slow path shrinks the offset). (d + L) / L is 1
+--      exactly then (integer division truncates toward zero), which tests it
+--      with v used once (twice would need a variable);
 --   4. g2: the generation after, read only if 3 held (CASE orders it);
 --   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
 --      generation only grows: with g1 <= g2, equality of the halves holds
 --      exactly when g2 is even and g1 = g2);
---   6. the ID from currval(counter) (the value of 3, without a variable).
+--   6. the ID from currval(counter) (the value of 3, without a variable);
+--      its time part multiplied into place rather than shifted, so that a
+--      counter past the layout's end (reached only by nextval() at the end,
+--      with the counter ahead of the clock) fails (22003) rather than lose
+--      the time's high bits.
 -- The order 2, 3, 4 rests on PostgreSQL evaluating an operator's operands
 -- left to right (the executor's steps compute a function's arguments in
 -- order; nothing volatile is folded or moved) and a CASE's condition before
 -- its result. Anything else takes the slow path, which draws again. Also sets the three
--- layout functions the server-layout decoders read (layout.sql) and the
--- counter's MAXVALUE.
-CREATE FUNCTION snowflake_managed_bake() RETURNS void
+-- layout functions the server-layout decoders read (layout.sql).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_bake() RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
+    cfg snowflake_id_managed.snowflake_managed_config;
     body text;
     epoch_literal text;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF NOT FOUND THEN
         RETURN;
     END IF;
     epoch_literal := pg_catalog.quote_literal(pg_catalog.to_char(cfg.epoch AT TIME ZONE 'UTC',
                                                                   'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
-    IF (SELECT s.seqmax FROM pg_catalog.pg_sequence s
-         WHERE s.seqrelid = '@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-       <> (1::bigint << (63 - cfg.worker_bits)) - 1 THEN
-        EXECUTE pg_catalog.format('ALTER SEQUENCE @extschema@.snowflake_managed_counter MAXVALUE %s',
-                                  (1::bigint << (63 - cfg.worker_bits)) - 1);
-    END IF;
     -- The server layout the decoders read (layout.sql), as literals.
     EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_epoch() RETURNS timestamptz
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s::pg_catalog.timestamptz$f$, epoch_literal);
@@ -435,32 +573,32 @@ BEGIN
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN CASE
-        WHEN pg_catalog.pg_is_in_recovery() THEN @extschema@.snowflake_managed_draw(false)
-        WHEN (pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+        WHEN pg_catalog.pg_is_in_recovery() THEN snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
+        WHEN (pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN (LEAST((((pg_catalog.nextval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-                                   OPERATOR(pg_catalog.-)
-                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
-                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
-                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
-                                    OPERATOR(pg_catalog.<<) %K%))
-                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
-                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
-                                3::pg_catalog.int8)
-                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.-)
+                             (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                               OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                              OPERATOR(pg_catalog.<<) %K%))
+                            OPERATOR(pg_catalog.-)
+                            pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass))
+                           OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                          OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
-                    THEN pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
                END
                OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
-        THEN ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-               OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.<<) %WK%)
+        THEN ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+               OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.*) %MUL%::pg_catalog.int8)
              OPERATOR(pg_catalog.|)
-             ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+             ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.&) %MASK%::pg_catalog.int8)
               OPERATOR(pg_catalog.|) %WORKER%::pg_catalog.int8)
-        ELSE @extschema@.snowflake_managed_draw(false)
+        ELSE snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
     END
 $fast$;
     -- The floor's rounding: (ms - epoch - 0.5) rounded to nearest is the
@@ -468,61 +606,88 @@ $fast$;
     body := pg_catalog.replace(body, '%EPOCH_MS_HALF%',
         pg_catalog.to_char(pg_catalog.date_part('epoch', cfg.epoch) * 1000 + 0.5, 'FM9999999999999990.0'));
     body := pg_catalog.replace(body, '%K%', cfg.sequence_bits::text);
-    body := pg_catalog.replace(body, '%WK%', (cfg.worker_bits + cfg.sequence_bits)::text);
-    body := pg_catalog.replace(body, '%LIM%', (@extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
+    body := pg_catalog.replace(body, '%MUL%', (1::bigint << (cfg.worker_bits + cfg.sequence_bits))::text);
+    body := pg_catalog.replace(body, '%LIM%', (snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
     body := pg_catalog.replace(body, '%MASK%', ((1::bigint << cfg.sequence_bits) - 1)::text);
     body := pg_catalog.replace(body, '%WORKER%', (cfg.worker_id::bigint << cfg.sequence_bits)::text);
     EXECUTE body;
 END
 $body$;
 
--- n IDs in ascending order, taken in one raise (consecutive counter values),
--- after waiting out max_drift like single draws.
-CREATE FUNCTION snowflake_managed_block(n integer, what text) RETURNS bigint[]
+-- n IDs in ascending order. Taken in chunks, each reserved by a raise that
+-- keeps the counter within max_drift of the clock (waiting for the clock in
+-- between, like single draws), so that blocks cannot push the lead past it
+-- whatever their size or number.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_block(n integer, what text) RETURNS bigint[]
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
-    base bigint;
+    cfg snowflake_id_managed.snowflake_managed_config;
+    lim bigint;
+    last bigint;
+    r record;
+    f bigint;
+    bases bigint[] := '{}';
+    gots bigint[] := '{}';
+    left_ bigint := n;
 BEGIN
     IF n < 1 OR n > 1000000 THEN
         RAISE EXCEPTION 'snowflake_id: % takes 1 to 1000000 IDs, not %', what, n
             USING ERRCODE = '22023', HINT = 'Ask for at most 1000000 IDs per call; call it again for more.';
     END IF;
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby(what);
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby(what);
     END IF;
-    -- The refusal without a worker id, and the bake after a restore.
-    PERFORM @extschema@.snowflake_managed_draw(false) WHERE NOT EXISTS (SELECT FROM @extschema@.snowflake_managed_config);
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
-    PERFORM @extschema@.snowflake_managed_wait_lead(cfg, n);
-    base := @extschema@.snowflake_managed_raise(@extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), n);
-    RETURN ARRAY(SELECT @extschema@.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
-                   FROM pg_catalog.generate_series(base + 1, base + n) AS c ORDER BY c);
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        -- The refusal without a worker id.
+        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
+    END IF;
+    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
+    WHILE left_ > 0 LOOP
+        PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass), 0));
+        IF r.got > 0 THEN
+            bases := bases || r.base;
+            gots := gots || r.got;
+            left_ := left_ - r.got;
+        ELSE
+            PERFORM pg_catalog.pg_sleep(0.001);
+        END IF;
+    END LOOP;
+    RETURN ARRAY(SELECT snowflake_id_managed.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
+                   FROM ROWS FROM (pg_catalog.unnest(bases), pg_catalog.unnest(gots)) AS k(b, g),
+                        pg_catalog.generate_series(k.b + 1, k.b + k.g) AS c
+                  ORDER BY c);
 END
 $body$;
 
 CREATE FUNCTION snowflake_nextval_block(n integer) RETURNS SETOF bigint
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
     BEGIN ATOMIC
-        SELECT pg_catalog.unnest(@extschema@.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
+        SELECT pg_catalog.unnest(snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
     END;
 COMMENT ON FUNCTION snowflake_nextval_block(integer) IS
     'n new IDs in ascending order, one row each (managed edition)';
 
 CREATE FUNCTION snowflake_nextval_array(n integer) RETURNS bigint[]
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
-    RETURN @extschema@.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
+    RETURN snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
 COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
     'n new IDs in ascending order in one array (managed edition)';
 
 -- Internal: called by the owner's SECURITY DEFINER functions only. Left
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
-REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_managed_wait_lead(snowflake_managed_config, bigint),
-    snowflake_managed_raise(bigint, bigint), snowflake_managed_bake(), snowflake_managed_max_drift_ms(),
-    snowflake_managed_floor(timestamptz, integer), snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
+    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====
 -- The managed edition's configuration: what postgresql.conf holds for the
@@ -536,13 +701,13 @@ REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_man
 -- (pg_has_role counts superusers as members of every role); anyone else
 -- gets 42501. The functions are also not executable by PUBLIC: this names
 -- the rule for a role the owner granted EXECUTE to by mistake.
-CREATE FUNCTION snowflake_managed_require_owner(what text) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_require_owner(what text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-                              WHERE c.oid = '@extschema@.snowflake_managed_config'::pg_catalog.regclass);
+                              WHERE c.oid = 'snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass);
 BEGIN
     IF NOT pg_catalog.pg_has_role(current_user, owner, 'MEMBER') THEN
         RAISE EXCEPTION 'permission denied for function %', what
@@ -556,17 +721,17 @@ $body$;
 
 -- Bakes the fast path again whenever the configuration changes, including
 -- when pg_restore loads it into a new database.
-CREATE FUNCTION snowflake_managed_config_changed() RETURNS trigger
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
-    PERFORM @extschema@.snowflake_managed_bake();
+    PERFORM snowflake_id_managed.snowflake_managed_bake();
     RETURN NULL;
 END
 $body$;
-CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_managed_config
-    FOR EACH ROW EXECUTE FUNCTION snowflake_managed_config_changed();
+CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_managed.snowflake_managed_config
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_changed();
 
 -- This database's worker id: unique among every server and database that
 -- issues IDs for the same tables (native servers included). May change at
@@ -579,23 +744,26 @@ CREATE FUNCTION snowflake_set_worker_id(worker_id integer) RETURNS void
 DECLARE
     bits integer;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_worker_id');
-    bits := coalesce((SELECT c.worker_bits FROM @extschema@.snowflake_managed_config c), 10);
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
+    bits := coalesce((SELECT c.worker_bits FROM snowflake_id_managed.snowflake_managed_config c), 10);
     IF worker_id < 0 OR worker_id >= (1 << bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, bits
             USING ERRCODE = '22023',
                   HINT = pg_catalog.format('Give a worker id from 0 to %s, unique among the servers issuing IDs together.',
                                            (1 << bits) - 1);
     END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
         ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_worker_id(integer) IS
     'sets this database''s worker id (managed edition; the extension''s owner only)';
 
--- The layout, only before the first ID: what an ID decodes to must not
--- change (invariant 6). Same checks as the native settings.
+-- The layout, only while no worker id is set: what an ID decodes to must not
+-- change (invariant 6), and no draw succeeds without a worker id, so none
+-- can have read the old layout and issue with it after the change (a rule
+-- on "has the counter moved" would race a first draw, and any role with
+-- USAGE on the counter could move it). Same checks as the native settings.
 CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
@@ -603,20 +771,27 @@ CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, seq
 DECLARE
     worker integer;
     reach_ms numeric;
+    written bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_layout');
-    -- Held to the end of the transaction: a concurrent first draw waits in
-    -- its raise (the counter is behind), or is seen below.
-    PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
-    IF pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: the layout cannot change: this database has issued IDs'
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_layout');
+    -- The row, locked to the end of the transaction: snowflake_set_worker_id
+    -- waits for this change (and then checks the new layout's range).
+    worker := (SELECT c.worker_id FROM snowflake_id_managed.snowflake_managed_config c FOR UPDATE);
+    IF worker IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
             USING ERRCODE = '55000',
-                  DETAIL = 'Stored IDs decode with the layout they were made with.',
-                  HINT = 'Set the layout before the first ID (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+                  DETAIL = pg_catalog.format('Worker id %s is set: IDs may have been issued, and stored IDs decode with the layout they were made with.', worker),
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
     END IF;
     IF worker_bits < 0 OR sequence_bits < 0 OR worker_bits + sequence_bits > 22 THEN
         RAISE EXCEPTION 'snowflake_id: worker_bits % and sequence_bits % are not a layout', worker_bits, sequence_bits
             USING ERRCODE = '22023', HINT = 'Both at least 0, together at most 22 (the default is 10 and 12).';
+    END IF;
+    IF pg_catalog.date_part('microseconds', epoch)::pg_catalog.int8 % 1000 <> 0 THEN
+        -- As the native snowflake_id.epoch: the timestamp field counts whole
+        -- milliseconds from the epoch.
+        RAISE EXCEPTION 'snowflake_id: epoch % is not a whole millisecond', epoch
+            USING ERRCODE = '22023', HINT = 'Give the epoch in whole milliseconds, such as ''2025-01-01 00:00:00+00'' (the default).';
     END IF;
     IF epoch > pg_catalog.now() OR pg_catalog.isfinite(epoch) IS NOT TRUE THEN
         RAISE EXCEPTION 'snowflake_id: epoch % is not a past instant', epoch
@@ -627,15 +802,21 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
-    worker := (SELECT c.worker_id FROM @extschema@.snowflake_managed_config c);
-    IF worker >= (1 << worker_bits) THEN
-        RAISE EXCEPTION 'snowflake_id: the worker id % does not fit % worker bits', worker, worker_bits
-            USING ERRCODE = '22023', HINT = 'Set a smaller worker id first with snowflake_set_worker_id.';
-    END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
+    -- Checked again on the row as it is when written: a worker id set by a
+    -- transaction that committed after the check above (its row was not
+    -- there to lock) wins, and this change is refused.
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
         VALUES (epoch, worker_bits, sequence_bits)
         ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
-                                        sequence_bits = excluded.sequence_bits;
+                                        sequence_bits = excluded.sequence_bits
+        WHERE c.worker_id IS NULL;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written = 0 THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
+            USING ERRCODE = '55000',
+                  DETAIL = 'A worker id was set while this layout change ran: IDs may have been issued since.',
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+    END IF;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
@@ -651,18 +832,20 @@ CREATE FUNCTION snowflake_advance_past(id bigint, force boolean DEFAULT false) R
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
+    cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_advance_past');
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_advance_past()');
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_advance_past()');
     END IF;
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF cfg.worker_id IS NULL THEN
         -- The refusal of a draw without a worker id.
-        PERFORM @extschema@.snowflake_managed_draw(false);
+        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
     IF id < 0 THEN
         RAISE EXCEPTION 'snowflake_id: % is not an ID (negative)', id
@@ -676,17 +859,29 @@ BEGIN
                   DETAIL = 'A move cannot be taken back: every later ID of this database would decode to that instant or later.',
                   HINT = pg_catalog.format('Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run SELECT snowflake_advance_past(%s, force => true);', id);
     END IF;
+    IF tick >= snowflake_id_managed.snowflake_managed_last(cfg.worker_bits) >> cfg.sequence_bits THEN
+        -- Past the layout's last millisecond there is no next one.
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+    END IF;
     target := (tick + 1) << cfg.sequence_bits;
-    PERFORM @extschema@.snowflake_managed_raise(target, 0);
-    RETURN @extschema@.snowflake_managed_compose(
-        pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) + 1,
+    PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
+                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+                                                         0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
+    RETURN snowflake_id_managed.snowflake_managed_compose(
+        pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
 END
 $body$;
 COMMENT ON FUNCTION snowflake_advance_past(bigint, boolean) IS
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 
-REVOKE EXECUTE ON FUNCTION snowflake_managed_require_owner(text), snowflake_managed_config_changed(),
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(text), snowflake_id_managed.snowflake_managed_config_changed(),
     snowflake_set_worker_id(integer), snowflake_set_layout(timestamptz, integer, integer),
     snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 
@@ -1380,20 +1575,20 @@ CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass);
+    cfg snowflake_id_managed.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass);
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     worker_id := cfg.worker_id;
     worker_bits := coalesce(cfg.worker_bits, 10);
     sequence_bits := coalesce(cfg.sequence_bits, 12);
     epoch := coalesce(cfg.epoch, '2025-01-01 00:00:00+00');
     wall_clock := pg_catalog.to_timestamp(pg_catalog.floor(now_ms) / 1000);
-    max_drift_ms := @extschema@.snowflake_managed_max_drift_ms();
+    max_drift_ms := snowflake_id_managed.snowflake_managed_max_drift_ms();
     in_recovery := pg_catalog.pg_is_in_recovery();
     IF last IS NOT NULL AND worker_id IS NOT NULL THEN
-        last_id := @extschema@.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
+        last_id := snowflake_id_managed.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
         logical_clock := epoch + pg_catalog.make_interval(secs => (last >> sequence_bits) / 1000.0);
         drift_ms := greatest(0, (last >> sequence_bits)
                                 - (pg_catalog.floor(now_ms) - pg_catalog.date_part('epoch', epoch)::numeric * 1000)::bigint);
@@ -1401,6 +1596,9 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
+            'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
+            drift_ms, max_drift_ms)
     END;
     RETURN NEXT;
 END
@@ -1415,9 +1613,13 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
 -- script's are, as they are): the configuration and the counter travel with
 -- the database's data, so that a restore into a new database issues with the
--- same worker id and layout, above every ID of the old one.
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_config'::pg_catalog.regclass, '');
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_counter'::pg_catalog.regclass, '');
+-- same worker id and layout, above every ID of the old one; and the offset
+-- and reference (generator.sql), so that a lead from a clock step or an
+-- advance is not taken for a burst there.
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, '');
 $snowflake_id_managed$,
             ARRAY['plpgsql']);
     ELSIF NOT EXISTS (SELECT FROM pgtle.available_extension_versions() v
@@ -1580,25 +1782,61 @@ COMMENT ON FUNCTION snowflake_managed_sequence_bits() IS
 -- are bound at CREATE (SQL-standard bodies) or run with a pinned search_path
 -- (PL/pgSQL), so that an object another role creates later changes nothing.
 
--- The owner-only state. The counter starts never called: the first draw
--- raises it to the clock. Its MAXVALUE is set by snowflake_managed_bake()
--- so that the time part never passes the layout's timestamp bits (a shift
--- would drop bits silently).
-CREATE SEQUENCE snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-CREATE SEQUENCE snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
--- Even: no raise in progress.
-SELECT pg_catalog.setval('@extschema@.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+-- The internal objects live in a schema of their own that only the
+-- extension's owner can create in. PL/pgSQL resolves its calls when they
+-- run, among every function of the schema it names: in the extension's
+-- schema (public on many servers, where any role may create before 15 and
+-- on managed services) another role could add an overload that matches a
+-- call better (an integer literal where bigint is declared), or one with an
+-- extra defaulted argument that makes the call ambiguous, and have it run as
+-- the owner from a SECURITY DEFINER function. Nobody else creates here, and
+-- every call passes its arguments cast to their exact types besides. The
+-- functions applications call stay in the extension's schema.
+DO $schema$
+DECLARE
+    owner pg_catalog.text := (SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_namespace n
+                               WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name);
+BEGIN
+    IF owner IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed exists already (owner %)', owner
+            USING ERRCODE = '42P06',
+                  DETAIL = 'The managed edition keeps its counter, configuration and internal functions in that schema, which it creates, so that only the extension''s owner can create objects there.',
+                  HINT = 'Drop or rename that schema (or drop the managed edition installed before), then install again.';
+    END IF;
+END
+$schema$;
+CREATE SCHEMA snowflake_id_managed;
+REVOKE ALL ON SCHEMA snowflake_id_managed FROM PUBLIC;
+-- USAGE only: the inlined fast path runs as the caller and names the counter,
+-- the generation and the slow path there.
+GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 
--- The row raisers lock. Nothing else is in it.
-CREATE TABLE snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
-INSERT INTO snowflake_managed_raise_lock VALUES (true);
+-- The owner-only state. The counter starts never called: the first draw
+-- raises it to the clock. It is never altered after this (an ALTER SEQUENCE
+-- is transactional: rolled back, it would bring back values already
+-- issued): the end of the layout's timestamp bits is enforced by the raise
+-- and the slow path (54000), and by the fast path's multiplication, which
+-- fails rather than drop bits.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+-- Even: no raise in progress.
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+
+-- The table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
+-- subtransaction: unlike a row lock, it takes no transaction id, so a bulk
+-- INSERT that raises at every millisecond does not fill the subtransaction
+-- cache; the subtransaction's end releases it). EXCLUSIVE needs UPDATE,
+-- DELETE or TRUNCATE on it, which no other role has; nor SELECT, so no
+-- other role can even take a lock that waits on raisers. Nothing is in it.
+CREATE TABLE snowflake_id_managed.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+INSERT INTO snowflake_id_managed.snowflake_managed_raise_lock VALUES (true);
 
 -- The configuration: one row once the owner set the worker id or the layout
 -- (none before; worker_id stays NULL until it is set). Dumped
 -- by pg_dump with the extension's data (see config_dump.sql), and the
 -- functions it bakes are baked again from it on restore (the trigger in
 -- config.sql, or the first draw).
-CREATE TABLE snowflake_managed_config (
+CREATE TABLE snowflake_id_managed.snowflake_managed_config (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     worker_id integer,
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
@@ -1608,25 +1846,45 @@ CREATE TABLE snowflake_managed_config (
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
 
-REVOKE ALL ON snowflake_managed_counter, snowflake_managed_generation, snowflake_managed_raise_lock,
-    snowflake_managed_config FROM PUBLIC;
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_managed.snowflake_managed_generation, snowflake_id_managed.snowflake_managed_raise_lock,
+    snowflake_id_managed.snowflake_managed_config FROM PUBLIC;
 -- The inlined fast path runs as the caller: it needs nextval()/currval() on
 -- the counter (USAGE; a role can therefore burn values: docs/managed.md) and
 -- to read the generation (SELECT, which does not allow nextval() or setval():
 -- a role that could bump it would break the seqlock).
-GRANT USAGE ON SEQUENCE snowflake_managed_counter TO PUBLIC;
-GRANT SELECT ON SEQUENCE snowflake_managed_generation TO PUBLIC;
+GRANT USAGE ON SEQUENCE snowflake_id_managed.snowflake_managed_counter TO PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PUBLIC;
+
+-- The reference a burst's lead is measured against: the clock's floor plus
+-- `offset`, the part of the counter's lead that no burst made (clock steps
+-- back, snowflake_advance_past). `reference` is the reference as last seen:
+-- a floor plus offset that comes out more than a quarter of max_drift below
+-- it means the clock went back, and the offset takes the step (so the
+-- reference goes on from where it was, at the clock's pace, and only bursts
+-- beyond the layout's rate wait); once the counter is below the reference
+-- (the clock caught up), the offset shrinks to the counter's lead. So a step
+-- back never makes callers wait, and a burst on top of a step or an advance
+-- is bounded like any other, which a rule on the lead alone ("twice
+-- max_drift ahead: not a burst") could not do. Both only decide waits,
+-- never which values are issued. The inlined fast path reads the offset
+-- (SELECT); only the owner's functions move them.
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+CREATE SEQUENCE snowflake_id_managed.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_offset, snowflake_id_managed.snowflake_managed_reference FROM PUBLIC;
+GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_offset TO PUBLIC;
 
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
-CREATE FUNCTION snowflake_managed_max_drift_ms() RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN 1000;
-COMMENT ON FUNCTION snowflake_managed_max_drift_ms() IS
+COMMENT ON FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() IS
     'how far bursts may push the managed generator ahead of the clock before callers wait (the native default of snowflake_id.max_drift)';
 
 -- The counter's floor now: the clock's millisecond since the epoch, shifted.
-CREATE FUNCTION snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL SAFE
     RETURN pg_catalog.floor((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
                               OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch'::pg_catalog.text, epoch))
@@ -1634,7 +1892,7 @@ CREATE FUNCTION snowflake_managed_floor(epoch timestamptz, sequence_bits integer
            OPERATOR(pg_catalog.<<) sequence_bits;
 
 -- A counter value as an ID of worker_id.
-CREATE FUNCTION snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
     RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ((counter OPERATOR(pg_catalog.>>) sequence_bits) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
@@ -1643,7 +1901,7 @@ CREATE FUNCTION snowflake_managed_compose(counter bigint, worker_id integer, wor
 
 -- The refusal of a standby, the edition's own (25006 like core nextval(),
 -- with what to do).
-CREATE FUNCTION snowflake_managed_refuse_standby(what text) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(what text) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -1655,54 +1913,128 @@ BEGIN
 END
 $body$;
 
--- Waits, interruptibly, while the counter is more than max_drift ahead of
--- the clock because of a burst (more than 2^sequence_bits IDs per ms), so the
--- lead stays bounded. A lead of twice max_drift or more did not come from a
--- burst (bursts wait here first) but from a clock set back or
--- snowflake_advance_past(): no wait then, IDs go on above the counter.
-CREATE FUNCTION snowflake_managed_wait_lead(cfg snowflake_managed_config, extra bigint) RETURNS void
+-- The layout's last counter value: the last millisecond its timestamp bits
+-- hold, with every sequence value (2^(63 - worker_bits) - 1, written so that
+-- worker_bits = 0 does not overflow).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_last(worker_bits integer) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (((1::pg_catalog.int8 OPERATOR(pg_catalog.<<) (62 OPERATOR(pg_catalog.-) worker_bits))
+             OPERATOR(pg_catalog.-) 1::pg_catalog.int8) OPERATOR(pg_catalog.*) 2::pg_catalog.int8)
+           OPERATOR(pg_catalog.+) 1::pg_catalog.int8;
+
+-- The end of the layout's timestamp field, the edition's own error (54000,
+-- as the native edition's). Reached when the clock passes the layout's last
+-- millisecond, or sooner when snowflake_advance_past(..., force => true)
+-- moved the counter near it.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_refuse_end() RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    lim constant bigint := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    lead bigint;
+    cfg snowflake_id_managed.snowflake_managed_config;
+BEGIN
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    RAISE EXCEPTION 'snowflake_id: the timestamp field is exhausted: no IDs after %',
+        pg_catalog.to_char((cfg.epoch OPERATOR(pg_catalog.+)
+                            pg_catalog.make_interval(secs => (pg_catalog.power(2::pg_catalog.numeric,
+                                63 OPERATOR(pg_catalog.-) cfg.worker_bits OPERATOR(pg_catalog.-) cfg.sequence_bits)
+                              OPERATOR(pg_catalog.-) 1::pg_catalog.numeric)::pg_catalog.float8 OPERATOR(pg_catalog./) 1000::pg_catalog.float8))
+                           AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS"Z"')
+        USING ERRCODE = '54000',
+              DETAIL = 'The layout''s timestamp bits hold no later millisecond; an ID past it would lose its time.',
+              HINT = 'If the clock is far before that instant, the counter was moved there by snowflake_advance_past(..., force => true) with a wrong ID; IDs of this database can only continue in a new layout (a new database with a later epoch).';
+END
+$body$;
+
+-- The offset now, given the clock's floor f and the counter cur, kept as
+-- the comment on snowflake_managed_offset says. Not under a lock: a race
+-- between two sessions only changes how long one of them waits.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    off_seq constant regclass := 'snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass;
+    off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
+    seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
+    was bigint := off;
+BEGIN
+    IF f + off < seen - lim / 4 THEN
+        -- The clock went back: the reference goes on from where it was (or,
+        -- if it was last seen long ago, from where the counter shows it had
+        -- come to: every value was drawn less than lim above it).
+        off := greatest(seen, cur - lim) - f;
+    END IF;
+    IF cur < f + off THEN
+        off := greatest(cur - f, 0);
+    END IF;
+    IF off <> was THEN
+        PERFORM pg_catalog.setval(off_seq, off, true);
+    END IF;
+    IF f + off > seen OR off <> was THEN
+        PERFORM pg_catalog.setval(ref_seq, greatest(f + off, 0), true);
+    END IF;
+    RETURN off;
+END
+$body$;
+
+-- Waits, interruptibly, while the counter is more than max_drift ahead of
+-- the reference because of a burst (more than 2^sequence_bits IDs per ms),
+-- so the lead stays bounded. A lead from a clock set back or
+-- snowflake_advance_past() is in the offset: no wait for it.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    lim constant bigint := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    f bigint;
+    cur bigint;
 BEGIN
     LOOP
-        lead := coalesce(pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass), 0)
-                + extra - @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        EXIT WHEN lead < lim OR lead >= 2 * lim + extra;
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
 $body$;
 
--- The raise: under the raisers' row lock, moves the counter so that its next
--- value is at least target (a floor or a block's end), fenced by the
--- generation's odd/even bumps; returns the counter value just below the
--- first one the caller may use, with `take` values above it reserved for the
--- caller (0 for a plain raise). Also finishes the raise of a raiser that died
--- between its two bumps (the generation odd).
-CREATE FUNCTION snowflake_managed_raise(target bigint, take bigint) RETURNS bigint
+-- The raise: under the raisers' table lock, moves the counter so that its
+-- next value is at least target (the clock's floor, or a block's end),
+-- fenced by the generation's odd/even bumps; `base` is the counter value just
+-- below the first one the caller may use, with `got` values above it
+-- reserved for the caller. A plain raise takes none (take 0). A block takes
+-- up to `take`, but only values below `ceiling` (the reference plus
+-- max_drift), checked here under the lock (checked before it, concurrent
+-- blocks all saw room and together pushed the lead without bound), and at
+-- least one chunk when the counter is not ahead of the reference: the
+-- caller waits for the clock and comes back for the rest. Also finishes
+-- the raise of a raiser that died between its two bumps (the generation
+-- odd). `last` is the layout's last counter value: a raise past it is
+-- refused (54000), with the counter and the generation left as they were.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
+                                                             OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
+    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
     cur bigint;
-    base bigint;
 BEGIN
+    got := 0;
     -- Another session raised it already (the sessions that find the counter
     -- behind at a millisecond boundary all come here): no lock, which would
     -- also give this transaction an xid and a WAL flush at commit. Skipping a
     -- raise is always safe: the caller draws again through the seqlock.
     IF take = 0 AND coalesce(pg_catalog.pg_sequence_last_value(counter), -1) >= target - 1
        AND pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
-        RETURN NULL;
+        RETURN;
     END IF;
     BEGIN
-        PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
+        LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
@@ -1712,18 +2044,23 @@ BEGIN
             -- below cur, every value drawn after it is thrown away by its drawer.
             cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
             base := greatest(target - 1, cur);
-            IF base + take > cur THEN
-                PERFORM pg_catalog.setval(counter, base + take, true);
+            got := CASE WHEN take = 0 THEN 0 ELSE least(take, greatest(ceiling - 1 - base, 0)) END;
+            IF base > last - got THEN
+                -- Even again before refusing (the error ends the block).
+                PERFORM pg_catalog.nextval(generation);
+                PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+            END IF;
+            IF base + got > cur THEN
+                PERFORM pg_catalog.setval(counter, base + got, true);
             END IF;
             PERFORM pg_catalog.nextval(generation);
         END IF;
-        -- Roll the subtransaction back: it releases the row lock now, not at
+        -- Roll the subtransaction back: it releases the table lock now, not at
         -- the end of the caller's transaction; sequences are not rolled back.
         RAISE EXCEPTION USING ERRCODE = 'SFRAI';
     EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
         NULL;
     END;
-    RETURN base;
 END
 $body$;
 
@@ -1731,24 +2068,25 @@ $body$;
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
 -- the refusals (standby, no worker id), and the first draw after a restore
 -- (`unbaked`: the fast path is not yet built from the configuration).
-CREATE FUNCTION snowflake_managed_draw(unbaked boolean) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := '@extschema@.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := '@extschema@.snowflake_managed_generation'::pg_catalog.regclass;
-    cfg @extschema@.snowflake_managed_config;
+    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
+    cfg snowflake_id_managed.snowflake_managed_config;
     lim bigint;
+    last bigint;
     f bigint;
     v bigint;
     g1 bigint;
     g2 bigint;
 BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_nextval()');
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF cfg.worker_id IS NULL THEN
         RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
             USING ERRCODE = '55000',
@@ -1761,24 +2099,30 @@ BEGIN
     -- holds the row is baking it (or the owner is changing it).
     IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
                                      'snowflake_managed_draw(true)') > 0 THEN
-        PERFORM 1 FROM @extschema@.snowflake_managed_config FOR UPDATE SKIP LOCKED;
+        PERFORM 1 FROM snowflake_id_managed.snowflake_managed_config FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
-            PERFORM @extschema@.snowflake_managed_bake();
+            PERFORM snowflake_id_managed.snowflake_managed_bake();
         END IF;
     END IF;
-    lim := @extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
     LOOP
-        f := @extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
         g1 := pg_catalog.pg_sequence_last_value(generation);
         v := pg_catalog.nextval(counter);
         g2 := pg_catalog.pg_sequence_last_value(generation);
+        IF v > last THEN
+            -- Past the layout's end (the counter only gets here by nextval()
+            -- from its last value: raises stop below it).
+            PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+        END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f < lim OR v - f >= 2 * lim THEN
-                RETURN @extschema@.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
+                RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
-            PERFORM @extschema@.snowflake_managed_wait_lead(cfg, 0);
+            PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
         ELSE
-            PERFORM @extschema@.snowflake_managed_raise(f, 0);
+            PERFORM snowflake_id_managed.snowflake_managed_raise(f, 0::pg_catalog.int8, last, 0::pg_catalog.int8);
         END IF;
     END LOOP;
 END
@@ -1788,52 +2132,48 @@ $body$;
 -- fast path is this: every call takes the slow path, which refuses or bakes.
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
-    RETURN @extschema@.snowflake_managed_draw(true);
+    RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
 
 -- Builds the fast path from the configuration: an SQL function of one
 -- expression with the layout and worker id as literals, which the planner
 -- inlines into the caller's query (no function call, no table read):
 --   1. pg_is_in_recovery(): a standby takes the slow path for its own error;
 --   2. g1: the generation before;
---   3. nextval(counter), kept if d = v - floor is in [0, L) (at or above the
---      clock's floor, less than max_drift L ahead) or at least 2L (a clock
---      set back or snowflake_advance_past: no wait, as in the slow path), and
---      not in [L, 2L) (a burst: the slow path waits) nor below 0 (behind: the
---      slow path raises). least((d + L) / L, 3) is 1 or 3 exactly then, and
---      odd for nothing else (0, 2, or negative: PostgreSQL's % keeps the
---      sign), which tests it with v used once (twice would need a variable);
+--   3. nextval(counter), kept if d = v - floor - offset is in [0, L): less
+--      than max_drift L ahead of the reference (snowflake_managed_offset),
+--      and not behind it (behind the clock: the slow path raises; behind the
+--      reference: the slow path shrinks the offset). (d + L) / L is 1
+--      exactly then (integer division truncates toward zero), which tests it
+--      with v used once (twice would need a variable);
 --   4. g2: the generation after, read only if 3 held (CASE orders it);
 --   5. g1 / 2 = (g2 + 1) / 2: g1 = g2 and even, each read used once (the
 --      generation only grows: with g1 <= g2, equality of the halves holds
 --      exactly when g2 is even and g1 = g2);
---   6. the ID from currval(counter) (the value of 3, without a variable).
+--   6. the ID from currval(counter) (the value of 3, without a variable);
+--      its time part multiplied into place rather than shifted, so that a
+--      counter past the layout's end (reached only by nextval() at the end,
+--      with the counter ahead of the clock) fails (22003) rather than lose
+--      the time's high bits.
 -- The order 2, 3, 4 rests on PostgreSQL evaluating an operator's operands
 -- left to right (the executor's steps compute a function's arguments in
 -- order; nothing volatile is folded or moved) and a CASE's condition before
 -- its result. Anything else takes the slow path, which draws again. Also sets the three
--- layout functions the server-layout decoders read (layout.sql) and the
--- counter's MAXVALUE.
-CREATE FUNCTION snowflake_managed_bake() RETURNS void
+-- layout functions the server-layout decoders read (layout.sql).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_bake() RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
+    cfg snowflake_id_managed.snowflake_managed_config;
     body text;
     epoch_literal text;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF NOT FOUND THEN
         RETURN;
     END IF;
     epoch_literal := pg_catalog.quote_literal(pg_catalog.to_char(cfg.epoch AT TIME ZONE 'UTC',
                                                                   'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
-    IF (SELECT s.seqmax FROM pg_catalog.pg_sequence s
-         WHERE s.seqrelid = '@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-       <> (1::bigint << (63 - cfg.worker_bits)) - 1 THEN
-        EXECUTE pg_catalog.format('ALTER SEQUENCE @extschema@.snowflake_managed_counter MAXVALUE %s',
-                                  (1::bigint << (63 - cfg.worker_bits)) - 1);
-    END IF;
     -- The server layout the decoders read (layout.sql), as literals.
     EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_epoch() RETURNS timestamptz
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s::pg_catalog.timestamptz$f$, epoch_literal);
@@ -1848,32 +2188,32 @@ BEGIN
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN CASE
-        WHEN pg_catalog.pg_is_in_recovery() THEN @extschema@.snowflake_managed_draw(false)
-        WHEN (pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+        WHEN pg_catalog.pg_is_in_recovery() THEN snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
+        WHEN (pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN (LEAST((((pg_catalog.nextval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-                                   OPERATOR(pg_catalog.-)
-                                   (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
-                                      OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
-                                     OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
-                                    OPERATOR(pg_catalog.<<) %K%))
-                                  OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
-                                 OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8),
-                                3::pg_catalog.int8)
-                          OPERATOR(pg_catalog.%) 2::pg_catalog.int8)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.-)
+                             (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
+                                OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
+                               OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
+                              OPERATOR(pg_catalog.<<) %K%))
+                            OPERATOR(pg_catalog.-)
+                            pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass))
+                           OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
+                          OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
-                    THEN pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_generation'::pg_catalog.regclass)
+                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
                END
                OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
-        THEN ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
-               OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.<<) %WK%)
+        THEN ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+               OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.*) %MUL%::pg_catalog.int8)
              OPERATOR(pg_catalog.|)
-             ((pg_catalog.currval('@extschema@.snowflake_managed_counter'::pg_catalog.regclass)
+             ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.&) %MASK%::pg_catalog.int8)
               OPERATOR(pg_catalog.|) %WORKER%::pg_catalog.int8)
-        ELSE @extschema@.snowflake_managed_draw(false)
+        ELSE snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
     END
 $fast$;
     -- The floor's rounding: (ms - epoch - 0.5) rounded to nearest is the
@@ -1881,61 +2221,88 @@ $fast$;
     body := pg_catalog.replace(body, '%EPOCH_MS_HALF%',
         pg_catalog.to_char(pg_catalog.date_part('epoch', cfg.epoch) * 1000 + 0.5, 'FM9999999999999990.0'));
     body := pg_catalog.replace(body, '%K%', cfg.sequence_bits::text);
-    body := pg_catalog.replace(body, '%WK%', (cfg.worker_bits + cfg.sequence_bits)::text);
-    body := pg_catalog.replace(body, '%LIM%', (@extschema@.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
+    body := pg_catalog.replace(body, '%MUL%', (1::bigint << (cfg.worker_bits + cfg.sequence_bits))::text);
+    body := pg_catalog.replace(body, '%LIM%', (snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
     body := pg_catalog.replace(body, '%MASK%', ((1::bigint << cfg.sequence_bits) - 1)::text);
     body := pg_catalog.replace(body, '%WORKER%', (cfg.worker_id::bigint << cfg.sequence_bits)::text);
     EXECUTE body;
 END
 $body$;
 
--- n IDs in ascending order, taken in one raise (consecutive counter values),
--- after waiting out max_drift like single draws.
-CREATE FUNCTION snowflake_managed_block(n integer, what text) RETURNS bigint[]
+-- n IDs in ascending order. Taken in chunks, each reserved by a raise that
+-- keeps the counter within max_drift of the clock (waiting for the clock in
+-- between, like single draws), so that blocks cannot push the lead past it
+-- whatever their size or number.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_block(n integer, what text) RETURNS bigint[]
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
-    base bigint;
+    cfg snowflake_id_managed.snowflake_managed_config;
+    lim bigint;
+    last bigint;
+    r record;
+    f bigint;
+    bases bigint[] := '{}';
+    gots bigint[] := '{}';
+    left_ bigint := n;
 BEGIN
     IF n < 1 OR n > 1000000 THEN
         RAISE EXCEPTION 'snowflake_id: % takes 1 to 1000000 IDs, not %', what, n
             USING ERRCODE = '22023', HINT = 'Ask for at most 1000000 IDs per call; call it again for more.';
     END IF;
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby(what);
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby(what);
     END IF;
-    -- The refusal without a worker id, and the bake after a restore.
-    PERFORM @extschema@.snowflake_managed_draw(false) WHERE NOT EXISTS (SELECT FROM @extschema@.snowflake_managed_config);
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
-    PERFORM @extschema@.snowflake_managed_wait_lead(cfg, n);
-    base := @extschema@.snowflake_managed_raise(@extschema@.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits), n);
-    RETURN ARRAY(SELECT @extschema@.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
-                   FROM pg_catalog.generate_series(base + 1, base + n) AS c ORDER BY c);
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        -- The refusal without a worker id.
+        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
+    END IF;
+    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
+    WHILE left_ > 0 LOOP
+        PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
+        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass), 0));
+        IF r.got > 0 THEN
+            bases := bases || r.base;
+            gots := gots || r.got;
+            left_ := left_ - r.got;
+        ELSE
+            PERFORM pg_catalog.pg_sleep(0.001);
+        END IF;
+    END LOOP;
+    RETURN ARRAY(SELECT snowflake_id_managed.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
+                   FROM ROWS FROM (pg_catalog.unnest(bases), pg_catalog.unnest(gots)) AS k(b, g),
+                        pg_catalog.generate_series(k.b + 1, k.b + k.g) AS c
+                  ORDER BY c);
 END
 $body$;
 
 CREATE FUNCTION snowflake_nextval_block(n integer) RETURNS SETOF bigint
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
     BEGIN ATOMIC
-        SELECT pg_catalog.unnest(@extschema@.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
+        SELECT pg_catalog.unnest(snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
     END;
 COMMENT ON FUNCTION snowflake_nextval_block(integer) IS
     'n new IDs in ascending order, one row each (managed edition)';
 
 CREATE FUNCTION snowflake_nextval_array(n integer) RETURNS bigint[]
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
-    RETURN @extschema@.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
+    RETURN snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
 COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
     'n new IDs in ascending order in one array (managed edition)';
 
 -- Internal: called by the owner's SECURITY DEFINER functions only. Left
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
-REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_managed_wait_lead(snowflake_managed_config, bigint),
-    snowflake_managed_raise(bigint, bigint), snowflake_managed_bake(), snowflake_managed_max_drift_ms(),
-    snowflake_managed_floor(timestamptz, integer), snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
+    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====
 -- The managed edition's configuration: what postgresql.conf holds for the
@@ -1949,13 +2316,13 @@ REVOKE EXECUTE ON FUNCTION snowflake_managed_refuse_standby(text), snowflake_man
 -- (pg_has_role counts superusers as members of every role); anyone else
 -- gets 42501. The functions are also not executable by PUBLIC: this names
 -- the rule for a role the owner granted EXECUTE to by mistake.
-CREATE FUNCTION snowflake_managed_require_owner(what text) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_require_owner(what text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-                              WHERE c.oid = '@extschema@.snowflake_managed_config'::pg_catalog.regclass);
+                              WHERE c.oid = 'snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass);
 BEGIN
     IF NOT pg_catalog.pg_has_role(current_user, owner, 'MEMBER') THEN
         RAISE EXCEPTION 'permission denied for function %', what
@@ -1969,17 +2336,17 @@ $body$;
 
 -- Bakes the fast path again whenever the configuration changes, including
 -- when pg_restore loads it into a new database.
-CREATE FUNCTION snowflake_managed_config_changed() RETURNS trigger
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
-    PERFORM @extschema@.snowflake_managed_bake();
+    PERFORM snowflake_id_managed.snowflake_managed_bake();
     RETURN NULL;
 END
 $body$;
-CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_managed_config
-    FOR EACH ROW EXECUTE FUNCTION snowflake_managed_config_changed();
+CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_managed.snowflake_managed_config
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_changed();
 
 -- This database's worker id: unique among every server and database that
 -- issues IDs for the same tables (native servers included). May change at
@@ -1992,23 +2359,26 @@ CREATE FUNCTION snowflake_set_worker_id(worker_id integer) RETURNS void
 DECLARE
     bits integer;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_worker_id');
-    bits := coalesce((SELECT c.worker_bits FROM @extschema@.snowflake_managed_config c), 10);
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
+    bits := coalesce((SELECT c.worker_bits FROM snowflake_id_managed.snowflake_managed_config c), 10);
     IF worker_id < 0 OR worker_id >= (1 << bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, bits
             USING ERRCODE = '22023',
                   HINT = pg_catalog.format('Give a worker id from 0 to %s, unique among the servers issuing IDs together.',
                                            (1 << bits) - 1);
     END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
         ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_worker_id(integer) IS
     'sets this database''s worker id (managed edition; the extension''s owner only)';
 
--- The layout, only before the first ID: what an ID decodes to must not
--- change (invariant 6). Same checks as the native settings.
+-- The layout, only while no worker id is set: what an ID decodes to must not
+-- change (invariant 6), and no draw succeeds without a worker id, so none
+-- can have read the old layout and issue with it after the change (a rule
+-- on "has the counter moved" would race a first draw, and any role with
+-- USAGE on the counter could move it). Same checks as the native settings.
 CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
@@ -2016,20 +2386,27 @@ CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, seq
 DECLARE
     worker integer;
     reach_ms numeric;
+    written bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_layout');
-    -- Held to the end of the transaction: a concurrent first draw waits in
-    -- its raise (the counter is behind), or is seen below.
-    PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
-    IF pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: the layout cannot change: this database has issued IDs'
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_layout');
+    -- The row, locked to the end of the transaction: snowflake_set_worker_id
+    -- waits for this change (and then checks the new layout's range).
+    worker := (SELECT c.worker_id FROM snowflake_id_managed.snowflake_managed_config c FOR UPDATE);
+    IF worker IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
             USING ERRCODE = '55000',
-                  DETAIL = 'Stored IDs decode with the layout they were made with.',
-                  HINT = 'Set the layout before the first ID (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+                  DETAIL = pg_catalog.format('Worker id %s is set: IDs may have been issued, and stored IDs decode with the layout they were made with.', worker),
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
     END IF;
     IF worker_bits < 0 OR sequence_bits < 0 OR worker_bits + sequence_bits > 22 THEN
         RAISE EXCEPTION 'snowflake_id: worker_bits % and sequence_bits % are not a layout', worker_bits, sequence_bits
             USING ERRCODE = '22023', HINT = 'Both at least 0, together at most 22 (the default is 10 and 12).';
+    END IF;
+    IF pg_catalog.date_part('microseconds', epoch)::pg_catalog.int8 % 1000 <> 0 THEN
+        -- As the native snowflake_id.epoch: the timestamp field counts whole
+        -- milliseconds from the epoch.
+        RAISE EXCEPTION 'snowflake_id: epoch % is not a whole millisecond', epoch
+            USING ERRCODE = '22023', HINT = 'Give the epoch in whole milliseconds, such as ''2025-01-01 00:00:00+00'' (the default).';
     END IF;
     IF epoch > pg_catalog.now() OR pg_catalog.isfinite(epoch) IS NOT TRUE THEN
         RAISE EXCEPTION 'snowflake_id: epoch % is not a past instant', epoch
@@ -2040,15 +2417,21 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
-    worker := (SELECT c.worker_id FROM @extschema@.snowflake_managed_config c);
-    IF worker >= (1 << worker_bits) THEN
-        RAISE EXCEPTION 'snowflake_id: the worker id % does not fit % worker bits', worker, worker_bits
-            USING ERRCODE = '22023', HINT = 'Set a smaller worker id first with snowflake_set_worker_id.';
-    END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
+    -- Checked again on the row as it is when written: a worker id set by a
+    -- transaction that committed after the check above (its row was not
+    -- there to lock) wins, and this change is refused.
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
         VALUES (epoch, worker_bits, sequence_bits)
         ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
-                                        sequence_bits = excluded.sequence_bits;
+                                        sequence_bits = excluded.sequence_bits
+        WHERE c.worker_id IS NULL;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written = 0 THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
+            USING ERRCODE = '55000',
+                  DETAIL = 'A worker id was set while this layout change ran: IDs may have been issued since.',
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+    END IF;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
@@ -2064,18 +2447,20 @@ CREATE FUNCTION snowflake_advance_past(id bigint, force boolean DEFAULT false) R
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
+    cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_advance_past');
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_advance_past()');
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_advance_past()');
     END IF;
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF cfg.worker_id IS NULL THEN
         -- The refusal of a draw without a worker id.
-        PERFORM @extschema@.snowflake_managed_draw(false);
+        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
     IF id < 0 THEN
         RAISE EXCEPTION 'snowflake_id: % is not an ID (negative)', id
@@ -2089,17 +2474,29 @@ BEGIN
                   DETAIL = 'A move cannot be taken back: every later ID of this database would decode to that instant or later.',
                   HINT = pg_catalog.format('Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run SELECT snowflake_advance_past(%s, force => true);', id);
     END IF;
+    IF tick >= snowflake_id_managed.snowflake_managed_last(cfg.worker_bits) >> cfg.sequence_bits THEN
+        -- Past the layout's last millisecond there is no next one.
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+    END IF;
     target := (tick + 1) << cfg.sequence_bits;
-    PERFORM @extschema@.snowflake_managed_raise(target, 0);
-    RETURN @extschema@.snowflake_managed_compose(
-        pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) + 1,
+    PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
+                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+                                                         0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
+    RETURN snowflake_id_managed.snowflake_managed_compose(
+        pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
 END
 $body$;
 COMMENT ON FUNCTION snowflake_advance_past(bigint, boolean) IS
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 
-REVOKE EXECUTE ON FUNCTION snowflake_managed_require_owner(text), snowflake_managed_config_changed(),
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(text), snowflake_id_managed.snowflake_managed_config_changed(),
     snowflake_set_worker_id(integer), snowflake_set_layout(timestamptz, integer, integer),
     snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 
@@ -2793,20 +3190,20 @@ CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass);
+    cfg snowflake_id_managed.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass);
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     worker_id := cfg.worker_id;
     worker_bits := coalesce(cfg.worker_bits, 10);
     sequence_bits := coalesce(cfg.sequence_bits, 12);
     epoch := coalesce(cfg.epoch, '2025-01-01 00:00:00+00');
     wall_clock := pg_catalog.to_timestamp(pg_catalog.floor(now_ms) / 1000);
-    max_drift_ms := @extschema@.snowflake_managed_max_drift_ms();
+    max_drift_ms := snowflake_id_managed.snowflake_managed_max_drift_ms();
     in_recovery := pg_catalog.pg_is_in_recovery();
     IF last IS NOT NULL AND worker_id IS NOT NULL THEN
-        last_id := @extschema@.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
+        last_id := snowflake_id_managed.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
         logical_clock := epoch + pg_catalog.make_interval(secs => (last >> sequence_bits) / 1000.0);
         drift_ms := greatest(0, (last >> sequence_bits)
                                 - (pg_catalog.floor(now_ms) - pg_catalog.date_part('epoch', epoch)::numeric * 1000)::bigint);
@@ -2814,6 +3211,9 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
+            'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
+            drift_ms, max_drift_ms)
     END;
     RETURN NEXT;
 END
@@ -2828,9 +3228,13 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
 -- script's are, as they are): the configuration and the counter travel with
 -- the database's data, so that a restore into a new database issues with the
--- same worker id and layout, above every ID of the old one.
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_config'::pg_catalog.regclass, '');
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_managed_counter'::pg_catalog.regclass, '');
+-- same worker id and layout, above every ID of the old one; and the offset
+-- and reference (generator.sql), so that a lead from a clock step or an
+-- advance is not taken for a burst there.
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, '');
 $snowflake_id_managed$);
     END IF;
 END

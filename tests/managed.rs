@@ -173,7 +173,7 @@ fn a_non_superuser_admin_registers_creates_configures_and_draws() {
     assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
     // The fast path is inlined: no function call of ours in the plan.
     let plan = ids_plan(&mut admin);
-    assert!(plan.contains("nextval('snowflake_managed_counter'"), "not inlined: {plan}");
+    assert!(plan.contains("nextval('snowflake_id_managed.snowflake_managed_counter'"), "not inlined: {plan}");
     // Blocks: ascending, all new, the same worker.
     let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(500)");
     assert_eq!(block.len(), 500);
@@ -211,14 +211,20 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("SELECT snowflake_set_worker_id(9)", "worker id"),
         ("SELECT snowflake_set_layout('2024-01-01', 8, 14)", "layout"),
         ("SELECT snowflake_advance_past(1)", "advance_past"),
-        ("UPDATE snowflake_managed_config SET worker_id = 9", "config table"),
-        ("SELECT setval('snowflake_managed_counter', 1)", "counter setval"),
-        ("SELECT nextval('snowflake_managed_generation')", "generation bump"),
-        ("SELECT snowflake_managed_raise(1, 0)", "raise"),
-        ("SELECT snowflake_managed_bake()", "bake"),
+        ("UPDATE snowflake_id_managed.snowflake_managed_config SET worker_id = 9", "config table"),
+        ("SELECT setval('snowflake_id_managed.snowflake_managed_counter', 1)", "counter setval"),
+        ("SELECT nextval('snowflake_id_managed.snowflake_managed_generation')", "generation bump"),
+        ("SELECT snowflake_id_managed.snowflake_managed_raise(1, 0, 10, 0)", "raise"),
+        ("SELECT snowflake_id_managed.snowflake_managed_bake()", "bake"),
         ("CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint LANGUAGE sql RETURN 1", "replace"),
         ("GRANT admin TO app", "role"),
-        ("ALTER SEQUENCE snowflake_managed_counter RESTART 1", "alter counter"),
+        ("ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter RESTART 1", "alter counter"),
+        (
+            "DO $$BEGIN LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
+            "hold the raise lock",
+        ),
+        ("SELECT * FROM snowflake_id_managed.snowflake_managed_raise_lock", "read the raise lock"),
+        ("CREATE FUNCTION snowflake_id_managed.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
     ] {
         let (code, text) = sqlstate_of(&mut app, sql);
         assert_eq!(code, "42501", "{what}: {sql}: {text}");
@@ -559,7 +565,8 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
             seen.len()
         );
-        raises += one(&mut admin, "SELECT pg_sequence_last_value('snowflake_managed_generation') / 2");
+        raises +=
+            one(&mut admin, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation') / 2");
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
@@ -716,8 +723,8 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     std::fs::create_dir(&updates).unwrap();
     std::fs::write(
         updates.join(format!("snowflake_id--{current}--{next}.sql")),
-        "CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
-         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT @extschema@.snowflake_managed_bake();\n",
+        "CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_managed.snowflake_managed_bake();\n",
     )
     .unwrap();
     let out = work.path().join("dist");
@@ -837,4 +844,304 @@ fn planted_look_alikes_in_public_are_never_called() {
         client.query_one("SELECT * FROM snowflake_id_status", &[]).unwrap();
         client.batch_execute("SELECT snowflake_advance_past(snowflake_nextval())").unwrap();
     }
+}
+
+/// A role that may create in the extension's schema (public before 15, and
+/// on managed services) plants overloads of the internal functions the
+/// PL/pgSQL bodies call, which resolve their calls when they run: one that
+/// matches a call better (integer where bigint is declared: the plain raise
+/// passes 0) and would run as the owner from the SECURITY DEFINER draw, and
+/// one with an extra defaulted argument, which makes every call of the
+/// floor ambiguous ("not unique"). The internals live in a schema only the
+/// owner creates in, so neither is ever reached; both plants work when their
+/// planter calls them (positive controls). Both installs: pg_tle and plain.
+#[test]
+fn overloads_planted_in_the_extension_schema_never_run_as_the_owner() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db).batch_execute("GRANT CREATE ON SCHEMA public TO app").unwrap();
+    }
+    m.register("app");
+    m.admin()
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 3); SELECT snowflake_set_worker_id(4)",
+        )
+        .unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    m.as_user("admin", "plain")
+        .batch_execute(
+            "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 3); SELECT snowflake_set_worker_id(4)",
+        )
+        .unwrap();
+    let plants = "CREATE TABLE public.ran_as (who name);
+         GRANT INSERT ON public.ran_as TO PUBLIC;
+         CREATE FUNCTION public.snowflake_managed_raise(target bigint, take integer) RETURNS bigint
+             LANGUAGE plpgsql AS $$BEGIN INSERT INTO public.ran_as VALUES (current_user);
+                                        RAISE EXCEPTION 'planted raise called by %', current_user; END$$;
+         CREATE FUNCTION public.snowflake_managed_floor(epoch timestamptz, sequence_bits integer, x integer DEFAULT 0)
+             RETURNS bigint LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'planted floor called'; END$$;";
+    for db in ["app", "plain"] {
+        let mut eve = m.as_user("app", db);
+        eve.batch_execute(plants).unwrap();
+        // Positive controls: the plants are reachable and fail when called.
+        let (_, text) = sqlstate_of(&mut eve, "SELECT public.snowflake_managed_raise(1::bigint, 0)");
+        assert!(text.contains("planted raise called"), "{db}: {text}");
+        let (_, text) = sqlstate_of(&mut eve, "SELECT public.snowflake_managed_floor(now(), 12, 1)");
+        assert!(text.contains("planted floor called"), "{db}: {text}");
+        let mut admin = m.as_user("admin", db);
+        for client in [&mut eve, &mut admin] {
+            // 3 sequence bits (8 IDs per ms): the slow path raises all the time.
+            let got = draw(client, 3000);
+            assert_eq!(got.iter().collect::<HashSet<_>>().len(), 3000, "{db}");
+            let block = ids(client, "SELECT * FROM snowflake_nextval_block(100)");
+            assert!(block[0] > got[2999], "{db}");
+        }
+        admin.batch_execute("SELECT snowflake_advance_past(snowflake_nextval())").unwrap();
+        assert_eq!(one(&mut eve, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
+    }
+}
+
+/// The layout may change only while no worker id is set, since no draw can
+/// succeed then: a first draw racing snowflake_set_layout could otherwise
+/// have read the old layout and issue with it after the change. Values of
+/// the counter burnt by another role before the configuration (it has USAGE
+/// on it, for the inlined fast path) lock nothing. Also native's checks of a
+/// layout: any worker_bits from 0 to 22 works; an epoch with a fraction of a
+/// millisecond is refused.
+#[test]
+fn the_layout_changes_only_while_no_worker_id_is_set() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let mut eve = m.as_user("app", "app");
+    one(&mut eve, "SELECT nextval('snowflake_id_managed.snowflake_managed_counter')");
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00.0005+00', 0, 22)");
+    assert_eq!(code, "22023", "sub-millisecond epoch: {text}");
+    admin.batch_execute("SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 0, 22)").unwrap();
+    admin.batch_execute("SELECT snowflake_set_worker_id(0)").unwrap();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 12)");
+    assert_eq!(code, "55000", "layout changed after the worker id, before any draw: {text}");
+    let got = draw(&mut admin, 5000);
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    let ms = (got[4999] >> 22) + 1_735_689_600_000;
+    let now_ms = one(&mut admin, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+    assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
+    let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(10)");
+    assert!(block[0] > got[4999]);
+}
+
+/// A worker id set while snowflake_set_layout runs (its transaction commits
+/// after set_layout found no row to lock, before set_layout writes) wins:
+/// the layout change is refused, never applied under a set worker id.
+#[test]
+fn a_worker_id_set_during_a_layout_change_refuses_the_change() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut setter = m.admin();
+    setter.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    setter.batch_execute("BEGIN; SELECT snowflake_set_worker_id(5)").unwrap();
+    let mut changer = m.admin();
+    let change = thread::spawn(move || {
+        changer
+            .batch_execute("SELECT snowflake_set_layout('2024-01-01 00:00:00+00', 8, 14)")
+            .map_err(|e| e.as_db_error().map(|d| d.code().code().to_string()))
+    });
+    thread::sleep(Duration::from_millis(500));
+    setter.batch_execute("COMMIT").unwrap();
+    let got = change.join().unwrap();
+    assert_eq!(got, Err(Some("55000".to_string())), "the layout changed under a set worker id");
+    let id = draw(&mut setter, 1)[0];
+    assert_eq!(worker_of(id), 5, "the default layout is kept");
+}
+
+/// IDs drawn in a transaction that is rolled back were still returned: they
+/// never come back. The counter is never altered after it is created (an
+/// ALTER SEQUENCE is transactional, and its rollback took the counter back
+/// under them); here the first configuration and a burst 250 ms ahead of
+/// the clock (4 sequence bits) are rolled back, and the IDs drawn after are
+/// all above them.
+#[test]
+fn ids_of_a_rolled_back_transaction_never_come_back() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let configure = "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 4); SELECT snowflake_set_worker_id(1);";
+    admin.batch_execute(&format!("BEGIN; {configure}")).unwrap();
+    let rolled_back = draw(&mut admin, 4000);
+    admin.batch_execute("ROLLBACK").unwrap();
+    admin.batch_execute(configure).unwrap();
+    let after = draw(&mut admin, 4000);
+    assert!(after[0] > rolled_back[3999], "{} reissued", after.iter().filter(|id| **id <= rolled_back[3999]).count());
+}
+
+/// A raise locks the raisers' table in a subtransaction, which takes no
+/// transaction id (a row lock did, one per raise: a bulk INSERT raising at
+/// every millisecond overflowed the subtransaction cache). The transaction
+/// ids used by a bulk INSERT stay a handful however many raises it made.
+#[test]
+fn a_bulk_insert_uses_no_transaction_id_per_raise() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int)").unwrap();
+    let gen =
+        |c: &mut Client| one(c, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation')");
+    let (xid0, gen0) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
+    admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 300000) g").unwrap();
+    let (xid1, gen1) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
+    let raises = (gen1 - gen0) / 2;
+    assert!(raises >= 30, "only {raises} raises: the insert did not exercise them");
+    assert!(xid1 - xid0 < 10, "{} transaction ids for one INSERT with {raises} raises", xid1 - xid0);
+}
+
+/// The end of the layout's timestamp field is the edition's own error
+/// (54000, as native's), never a shifted-out time nor a core error of the
+/// sequence: advance_past to the last millisecond, a block that would pass
+/// it, and single draws up to the last ID.
+#[test]
+fn the_end_of_the_layout_is_the_editions_own_error() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    draw(&mut admin, 10);
+    let last_tick: i64 = (1 << 41) - 1;
+    let (code, text) = sqlstate_of(&mut admin, &format!("SELECT snowflake_advance_past({}, true)", last_tick << 22));
+    assert_eq!(code, "54000", "{text}");
+    one(&mut admin, &format!("SELECT snowflake_advance_past({}, true)", (last_tick - 1) << 22));
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_nextval_array(5000)");
+    assert_eq!(code, "54000", "{text}");
+    // Single draws up to the end (a value or two of the last millisecond may
+    // be thrown away by draws that went to the slow path), then refusals.
+    let (mut last_id, mut refusal) = (0, None);
+    for _ in 0..5000 {
+        match admin.query_one("SELECT snowflake_nextval()", &[]) {
+            Ok(row) => last_id = row.get(0),
+            Err(e) => {
+                refusal = Some(e.as_db_error().map(|d| d.code().code().to_string()).unwrap_or_default());
+                break;
+            }
+        }
+    }
+    assert_eq!((last_id >> 22, worker_of(last_id)), (last_tick, 5), "the last ID {last_id} is of the last millisecond");
+    assert!(last_id & 4095 > 4000, "IDs of the last millisecond were left: {last_id}");
+    let code = refusal.expect("draws past the end refused");
+    assert!(code == "54000" || code == "22003", "{code}");
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_managed_draw(false)").unwrap_err();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_managed_draw(false)");
+    assert_eq!(code, "54000", "the slow path: {text}");
+}
+
+/// Blocks from many sessions at once stay within max_drift of the clock:
+/// each reserves, under the raisers' lock, only what keeps the lead below
+/// it, and waits for the clock for the rest. (Checked before the lock, six
+/// sessions all saw room, reserved 100,000 each, pushed the lead past twice
+/// max_drift, where it reads as a clock step and nothing waits any more.)
+/// status.problem names a lead over max_drift (here one made by
+/// snowflake_advance_past).
+#[test]
+fn concurrent_blocks_stay_within_max_drift() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    m.admin()
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 14, 8); SELECT snowflake_set_worker_id(3);",
+        )
+        .unwrap();
+    let ahead_sql = "SELECT (max(i) >> 22) + 1735689600000 - (extract(epoch FROM clock_timestamp()) * 1000)::bigint \
+                     FROM unnest(snowflake_nextval_array(100000)) i";
+    let barrier = Arc::new(Barrier::new(6));
+    let workers: Vec<_> = (0..6)
+        .map(|_| {
+            let mut c = m.admin();
+            let barrier = barrier.clone();
+            thread::spawn(move || {
+                barrier.wait();
+                (0..3).map(|_| one(&mut c, ahead_sql)).max().unwrap()
+            })
+        })
+        .collect();
+    let worst = workers.into_iter().map(|w| w.join().unwrap()).max().unwrap();
+    assert!(worst <= 1_100, "a block's last ID was {worst} ms ahead of the clock; max_drift is 1000 ms");
+    let mut admin = m.admin();
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert_eq!(problem, None);
+    admin
+        .batch_execute(
+            "SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '1 minute'))",
+        )
+        .unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(problem.as_deref().unwrap_or("").contains("ahead of the clock"), "{problem:?}");
+}
+
+/// A burst on top of a lead that no burst made (snowflake_advance_past ten
+/// seconds ahead; a clock set back is the same) is bounded like any other:
+/// max_drift above the advanced reference, then callers wait. (A rule on
+/// the lead alone, "twice max_drift ahead is not a burst", let it run.)
+#[test]
+fn a_burst_after_an_advance_is_bounded_too() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 2);
+             SELECT snowflake_set_worker_id(3);
+             SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '10 s'));",
+        )
+        .unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+    let started = Instant::now();
+    let got = draw(&mut admin, 12_000);
+    let elapsed = started.elapsed();
+    // 12,000 IDs are 3 s of this layout's numbering, at most 1 s of it ahead.
+    assert!(elapsed > Duration::from_millis(1500), "no wait: 12,000 IDs in {elapsed:?}");
+    let ahead_ms = ((got[11_999] >> 12) + 1_735_689_600_000)
+        - one(&mut admin, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+    assert!(ahead_ms <= 11_100, "{ahead_ms} ms ahead: more than the advance and max_drift");
+    let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(2000)");
+    assert!(block[0] > got[11_999]);
+}
+
+/// A schema named like the edition's internal one, made beforehand by
+/// another role (who would then own the objects' namespace and could create
+/// look-alikes in it), stops the install with 42P06 naming its owner; both
+/// installs.
+#[test]
+fn a_foreign_internal_schema_stops_the_install() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db).batch_execute(&format!("GRANT CREATE ON DATABASE {db} TO app")).unwrap();
+        m.as_user("app", db).batch_execute("CREATE SCHEMA snowflake_id_managed").unwrap();
+    }
+    m.register("app");
+    let (code, text) = sqlstate_of(&mut m.admin(), "CREATE EXTENSION snowflake_id");
+    assert_eq!(code, "42P06", "{text}");
+    assert!(text.contains("owner app"), "{text}");
+    let out = Command::new(m.cluster.tool("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
+        .arg(repo_file("dist/snowflake_id_plain.sql"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("exists already (owner app)"), "{stderr}");
+    // Dropped, the install goes through.
+    m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(2)").unwrap();
+    assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
 }

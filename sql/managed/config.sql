@@ -9,13 +9,13 @@
 -- (pg_has_role counts superusers as members of every role); anyone else
 -- gets 42501. The functions are also not executable by PUBLIC: this names
 -- the rule for a role the owner granted EXECUTE to by mistake.
-CREATE FUNCTION snowflake_managed_require_owner(what text) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_require_owner(what text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-                              WHERE c.oid = '@extschema@.snowflake_managed_config'::pg_catalog.regclass);
+                              WHERE c.oid = 'snowflake_id_managed.snowflake_managed_config'::pg_catalog.regclass);
 BEGIN
     IF NOT pg_catalog.pg_has_role(current_user, owner, 'MEMBER') THEN
         RAISE EXCEPTION 'permission denied for function %', what
@@ -29,17 +29,17 @@ $body$;
 
 -- Bakes the fast path again whenever the configuration changes, including
 -- when pg_restore loads it into a new database.
-CREATE FUNCTION snowflake_managed_config_changed() RETURNS trigger
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
-    PERFORM @extschema@.snowflake_managed_bake();
+    PERFORM snowflake_id_managed.snowflake_managed_bake();
     RETURN NULL;
 END
 $body$;
-CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_managed_config
-    FOR EACH ROW EXECUTE FUNCTION snowflake_managed_config_changed();
+CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_managed.snowflake_managed_config
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_changed();
 
 -- This database's worker id: unique among every server and database that
 -- issues IDs for the same tables (native servers included). May change at
@@ -52,23 +52,26 @@ CREATE FUNCTION snowflake_set_worker_id(worker_id integer) RETURNS void
 DECLARE
     bits integer;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_worker_id');
-    bits := coalesce((SELECT c.worker_bits FROM @extschema@.snowflake_managed_config c), 10);
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
+    bits := coalesce((SELECT c.worker_bits FROM snowflake_id_managed.snowflake_managed_config c), 10);
     IF worker_id < 0 OR worker_id >= (1 << bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, bits
             USING ERRCODE = '22023',
                   HINT = pg_catalog.format('Give a worker id from 0 to %s, unique among the servers issuing IDs together.',
                                            (1 << bits) - 1);
     END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (worker_id) VALUES (worker_id)
         ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_worker_id(integer) IS
     'sets this database''s worker id (managed edition; the extension''s owner only)';
 
--- The layout, only before the first ID: what an ID decodes to must not
--- change (invariant 6). Same checks as the native settings.
+-- The layout, only while no worker id is set: what an ID decodes to must not
+-- change (invariant 6), and no draw succeeds without a worker id, so none
+-- can have read the old layout and issue with it after the change (a rule
+-- on "has the counter moved" would race a first draw, and any role with
+-- USAGE on the counter could move it). Same checks as the native settings.
 CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
@@ -76,20 +79,27 @@ CREATE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, seq
 DECLARE
     worker integer;
     reach_ms numeric;
+    written bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_set_layout');
-    -- Held to the end of the transaction: a concurrent first draw waits in
-    -- its raise (the counter is behind), or is seen below.
-    PERFORM 1 FROM @extschema@.snowflake_managed_raise_lock FOR UPDATE;
-    IF pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: the layout cannot change: this database has issued IDs'
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_layout');
+    -- The row, locked to the end of the transaction: snowflake_set_worker_id
+    -- waits for this change (and then checks the new layout's range).
+    worker := (SELECT c.worker_id FROM snowflake_id_managed.snowflake_managed_config c FOR UPDATE);
+    IF worker IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
             USING ERRCODE = '55000',
-                  DETAIL = 'Stored IDs decode with the layout they were made with.',
-                  HINT = 'Set the layout before the first ID (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+                  DETAIL = pg_catalog.format('Worker id %s is set: IDs may have been issued, and stored IDs decode with the layout they were made with.', worker),
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
     END IF;
     IF worker_bits < 0 OR sequence_bits < 0 OR worker_bits + sequence_bits > 22 THEN
         RAISE EXCEPTION 'snowflake_id: worker_bits % and sequence_bits % are not a layout', worker_bits, sequence_bits
             USING ERRCODE = '22023', HINT = 'Both at least 0, together at most 22 (the default is 10 and 12).';
+    END IF;
+    IF pg_catalog.date_part('microseconds', epoch)::pg_catalog.int8 % 1000 <> 0 THEN
+        -- As the native snowflake_id.epoch: the timestamp field counts whole
+        -- milliseconds from the epoch.
+        RAISE EXCEPTION 'snowflake_id: epoch % is not a whole millisecond', epoch
+            USING ERRCODE = '22023', HINT = 'Give the epoch in whole milliseconds, such as ''2025-01-01 00:00:00+00'' (the default).';
     END IF;
     IF epoch > pg_catalog.now() OR pg_catalog.isfinite(epoch) IS NOT TRUE THEN
         RAISE EXCEPTION 'snowflake_id: epoch % is not a past instant', epoch
@@ -100,15 +110,21 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
-    worker := (SELECT c.worker_id FROM @extschema@.snowflake_managed_config c);
-    IF worker >= (1 << worker_bits) THEN
-        RAISE EXCEPTION 'snowflake_id: the worker id % does not fit % worker bits', worker, worker_bits
-            USING ERRCODE = '22023', HINT = 'Set a smaller worker id first with snowflake_set_worker_id.';
-    END IF;
-    INSERT INTO @extschema@.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
+    -- Checked again on the row as it is when written: a worker id set by a
+    -- transaction that committed after the check above (its row was not
+    -- there to lock) wins, and this change is refused.
+    INSERT INTO snowflake_id_managed.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
         VALUES (epoch, worker_bits, sequence_bits)
         ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
-                                        sequence_bits = excluded.sequence_bits;
+                                        sequence_bits = excluded.sequence_bits
+        WHERE c.worker_id IS NULL;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written = 0 THEN
+        RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
+            USING ERRCODE = '55000',
+                  DETAIL = 'A worker id was set while this layout change ran: IDs may have been issued since.',
+                  HINT = 'Set the layout before the worker id (in a new database: snowflake_set_layout, then snowflake_set_worker_id); to decode IDs of another layout, use the decoders that take a layout.';
+    END IF;
 END
 $body$;
 COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
@@ -124,18 +140,20 @@ CREATE FUNCTION snowflake_advance_past(id bigint, force boolean DEFAULT false) R
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
+    cfg snowflake_id_managed.snowflake_managed_config;
     tick bigint;
     target bigint;
+    f bigint;
+    off bigint;
 BEGIN
-    PERFORM @extschema@.snowflake_managed_require_owner('snowflake_advance_past');
+    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM @extschema@.snowflake_managed_refuse_standby('snowflake_advance_past()');
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_advance_past()');
     END IF;
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     IF cfg.worker_id IS NULL THEN
         -- The refusal of a draw without a worker id.
-        PERFORM @extschema@.snowflake_managed_draw(false);
+        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
     IF id < 0 THEN
         RAISE EXCEPTION 'snowflake_id: % is not an ID (negative)', id
@@ -149,16 +167,28 @@ BEGIN
                   DETAIL = 'A move cannot be taken back: every later ID of this database would decode to that instant or later.',
                   HINT = pg_catalog.format('Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run SELECT snowflake_advance_past(%s, force => true);', id);
     END IF;
+    IF tick >= snowflake_id_managed.snowflake_managed_last(cfg.worker_bits) >> cfg.sequence_bits THEN
+        -- Past the layout's last millisecond there is no next one.
+        PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+    END IF;
     target := (tick + 1) << cfg.sequence_bits;
-    PERFORM @extschema@.snowflake_managed_raise(target, 0);
-    RETURN @extschema@.snowflake_managed_compose(
-        pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass) + 1,
+    PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
+                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+                                                         0::pg_catalog.int8);
+    -- The whole lead this leaves is the offset, not a burst: no wait for it
+    -- (snowflake_managed_offset).
+    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
+    RETURN snowflake_id_managed.snowflake_managed_compose(
+        pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
 END
 $body$;
 COMMENT ON FUNCTION snowflake_advance_past(bigint, boolean) IS
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 
-REVOKE EXECUTE ON FUNCTION snowflake_managed_require_owner(text), snowflake_managed_config_changed(),
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(text), snowflake_id_managed.snowflake_managed_config_changed(),
     snowflake_set_worker_id(integer), snowflake_set_layout(timestamptz, integer, integer),
     snowflake_advance_past(bigint, boolean) FROM PUBLIC;

@@ -20,20 +20,20 @@ CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg @extschema@.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value('@extschema@.snowflake_managed_counter'::pg_catalog.regclass);
+    cfg snowflake_id_managed.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass);
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     worker_id := cfg.worker_id;
     worker_bits := coalesce(cfg.worker_bits, 10);
     sequence_bits := coalesce(cfg.sequence_bits, 12);
     epoch := coalesce(cfg.epoch, '2025-01-01 00:00:00+00');
     wall_clock := pg_catalog.to_timestamp(pg_catalog.floor(now_ms) / 1000);
-    max_drift_ms := @extschema@.snowflake_managed_max_drift_ms();
+    max_drift_ms := snowflake_id_managed.snowflake_managed_max_drift_ms();
     in_recovery := pg_catalog.pg_is_in_recovery();
     IF last IS NOT NULL AND worker_id IS NOT NULL THEN
-        last_id := @extschema@.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
+        last_id := snowflake_id_managed.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
         logical_clock := epoch + pg_catalog.make_interval(secs => (last >> sequence_bits) / 1000.0);
         drift_ms := greatest(0, (last >> sequence_bits)
                                 - (pg_catalog.floor(now_ms) - pg_catalog.date_part('epoch', epoch)::numeric * 1000)::bigint);
@@ -41,6 +41,9 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
+            'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
+            drift_ms, max_drift_ms)
     END;
     RETURN NEXT;
 END
