@@ -913,6 +913,13 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(
 -- condition tests, so that the planner never folds a raise whose condition
 -- it cannot decide into a plan-time error.
 
+-- The helpers live in snowflake_id_managed (generator.sql: only the owner
+-- creates there): the PL/pgSQL ones call each other by name when they run,
+-- and a look-alike with a defaulted argument beside them in the extension's
+-- schema (public, often) would make those calls "not unique". The three
+-- layout functions stay beside the accessors: the configuration rewrites
+-- them there, and only SQL-standard bodies (bound at CREATE) call them.
+
 -- Errors, worded as the native edition's (src/refusal.rs, core/src/error.rs).
 -- The first argument only carries the type of the arm that calls them; the
 -- others are all the arguments of the function whose arm calls them, even
@@ -920,7 +927,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(
 -- arguments are all constants when it plans, and an arm's call must not be
 -- evaluated before the earlier arms' conditions (a NULL ID with a constant
 -- bad layout is NULL, not an error).
-CREATE FUNCTION snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                  sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -933,7 +940,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                    sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -947,7 +954,7 @@ $$;
 
 -- An ID whose instant, the epoch's Unix ms + the tick, PostgreSQL cannot
 -- hold. The native edition adds with saturation and names the sum.
-CREATE FUNCTION snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -955,14 +962,14 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp out of range: %s ms after 1970',
-                                    LEAST(@extschema@.snowflake_managed_unix_ms(epoch)::numeric
+                                    LEAST(snowflake_id_managed.snowflake_managed_unix_ms(epoch)::numeric
                                           + (id >> (worker_bits + sequence_bits))::numeric,
                                           9223372036854775807::numeric)),
         HINT = 'The epoch given to snowflake_decode() puts this ID outside PostgreSQL''s timestamp range.';
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -976,7 +983,7 @@ $$;
 -- Unix milliseconds as the native edition writes them in messages (chrono's
 -- RFC 3339 with milliseconds: 2094-09-07T15:47:35.551Z, +10000-01-01T...
 -- past year 9999, and the bare number past chrono's last year, 262142).
-CREATE FUNCTION snowflake_managed_format_ms(unix_ms bigint) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -987,13 +994,13 @@ BEGIN
         RETURN unix_ms::text || ' ms after 1970';
     END IF;
     RETURN CASE WHEN unix_ms >= 253402300800000 THEN '+' ELSE '' END
-           || to_char(@extschema@.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
+           || to_char(snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
                       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 END
 $$;
 
 -- An instant past the layout's end (snowflake_from_timestamp).
-CREATE FUNCTION snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
                                                    node_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1001,8 +1008,8 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp %s is past the last one this layout can encode (%s)',
-                                    @extschema@.snowflake_managed_format_ms(unix_ms),
-                                    @extschema@.snowflake_managed_format_ms(LEAST(
+                                    snowflake_id_managed.snowflake_managed_format_ms(unix_ms),
+                                    snowflake_id_managed.snowflake_managed_format_ms(LEAST(
                                         epoch_ms::numeric + (9223372036854775807 >> node_bits)::numeric,
                                         9223372036854775807::numeric)::bigint)),
         HINT = 'Instants past the layout''s end have no ID; a later snowflake_id.epoch moves the end.';
@@ -1013,7 +1020,7 @@ $$;
 -- then a span that is not whole milliseconds (or overflows microseconds),
 -- then one outside 1 ms .. the layout's last tick. Called only when the
 -- inlined test of a valid span fails; a valid span gets its value here too.
-CREATE FUNCTION snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1061,7 +1068,7 @@ $$;
 -- An instant as the native edition reads one: Unix milliseconds, rounded
 -- down (the epoch's microseconds are dropped), infinity as the extreme
 -- microsecond counts divided the same way. Exact: numeric, not float.
-CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz THEN 9224318721654775::bigint
@@ -1076,7 +1083,7 @@ CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
 -- the last instants still fit a bigint), as two products of an interval and
 -- a number below 2^53, so no float rounding; timestamp arithmetic and a
 -- zero offset, which are IMMUTABLE where timestamptz + interval is not.
-CREATE FUNCTION snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN pg_catalog.timezone('00:00'::pg_catalog.interval,
         ('2000-01-01 00:00:00'::pg_catalog.timestamp
@@ -1098,17 +1105,17 @@ CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         -- PostgreSQL's range, -210866803200000 .. 9224318016000000 (excluded)
         -- in Unix ms, as bounds on the tick: no addition that can overflow.
         WHEN (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
+                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
              OR (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
-            THEN @extschema@.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
-        ELSE @extschema@.snowflake_managed_timestamptz_of(@extschema@.snowflake_managed_unix_ms(epoch)
+                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
+            THEN snowflake_id_managed.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+        ELSE snowflake_id_managed.snowflake_managed_timestamptz_of(snowflake_id_managed.snowflake_managed_unix_ms(epoch)
                  OPERATOR(pg_catalog.+) (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)))
     END;
 
@@ -1120,9 +1127,9 @@ CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE ((id OPERATOR(pg_catalog.>>) sequence_bits)
               OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) worker_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
@@ -1135,9 +1142,9 @@ CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits int
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE (id OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
@@ -1168,14 +1175,14 @@ COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'an ID''s number within its mi
 -- The smallest ID of the millisecond holding unix_ms in a layout (core's
 -- Layout::smallest_id_at): 0 before the epoch, an error past the layout's
 -- end. unix_ms is finite and within PostgreSQL's range, epoch_ms any.
-CREATE FUNCTION snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<=) 0::bigint THEN 0::bigint
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms)
              OPERATOR(pg_catalog.>) (9223372036854775807::bigint OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-            THEN @extschema@.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
+            THEN snowflake_id_managed.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
                                                                 worker_bits OPERATOR(pg_catalog.+) sequence_bits)
         ELSE (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)
     END;
@@ -1186,9 +1193,9 @@ CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
         WHEN ts IS NULL THEN NULL::bigint
         WHEN ts OPERATOR(pg_catalog.=) '-infinity'::pg_catalog.timestamptz THEN 0::bigint
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz
-            THEN @extschema@.snowflake_managed_infinity_refusal(NULL::bigint, ts)
-        ELSE @extschema@.snowflake_managed_smallest_id_at(@extschema@.snowflake_managed_unix_ms(ts),
-                                                          @extschema@.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
+            THEN snowflake_id_managed.snowflake_managed_infinity_refusal(NULL::bigint, ts)
+        ELSE snowflake_id_managed.snowflake_managed_smallest_id_at(snowflake_id_managed.snowflake_managed_unix_ms(ts),
+                                                          snowflake_id_managed.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
                                                           @extschema@.snowflake_managed_worker_bits(),
                                                           @extschema@.snowflake_managed_sequence_bits())
     END;
@@ -1217,7 +1224,7 @@ CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
             THEN (EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric)::bigint
                  OPERATOR(pg_catalog.<<) (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
                                           @extschema@.snowflake_managed_sequence_bits())
-        ELSE @extschema@.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
+        ELSE snowflake_id_managed.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
                                                         @extschema@.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS
@@ -1318,7 +1325,7 @@ CREATE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits 
 -- characters as rustc 1.95 (the project's toolchain) has them, listed by
 -- asking Rust's Debug of every code point: exact for the Unicode version of
 -- that release (a later Rust may escape a few newly assigned characters).
-CREATE FUNCTION snowflake_managed_char_debug(c text) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_char_debug(c text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -1340,7 +1347,7 @@ $$;
 -- Reads text of a form (62 or 32) as core's id_text::decode: every character
 -- checked before the length, a hyphen only between two base32 symbols, the
 -- first problem raised with its SQLSTATE, HINT and a DETAIL quoting the text.
-CREATE FUNCTION snowflake_managed_from_text(text text, radix integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -1384,7 +1391,7 @@ BEGIN
             RAISE EXCEPTION USING
                 ERRCODE = '22P02',
                 MESSAGE = format('snowflake_id: invalid character %s at position %s in %s text',
-                                 @extschema@.snowflake_managed_char_debug(c), bad, name),
+                                 snowflake_id_managed.snowflake_managed_char_debug(c), bad, name),
                 DETAIL = detail, HINT = hint;
         END IF;
         symbols := symbols + 1;
@@ -1420,7 +1427,7 @@ CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog./) 839299365868340224::bigint) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
@@ -1450,7 +1457,7 @@ CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog.>>) 60) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
@@ -1513,7 +1520,7 @@ CREATE FUNCTION snowflake_from_base62(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 9, 1))))::bigint OPERATOR(pg_catalog.*) 13537086546263552::bigint)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122230000000000002425262728292a2b2c2d2e2f303132333435363738393a3b3c3d0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 10, 1))))::bigint OPERATOR(pg_catalog.*) 839299365868340224::bigint)
-        ELSE @extschema@.snowflake_managed_from_text(text, 62)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 62)
     END;
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the ID base62 text stands for';
 
@@ -1548,7 +1555,7 @@ CREATE FUNCTION snowflake_from_base32(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 11, 1))))::bigint OPERATOR(pg_catalog.<<) 55)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 12, 1))))::bigint OPERATOR(pg_catalog.<<) 60)
-        ELSE @extschema@.snowflake_managed_from_text(text, 32)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 32)
     END;
 COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text stands for (any case, I and L as 1, O as 0, hyphens between symbols)';
 
@@ -2528,6 +2535,13 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(
 -- condition tests, so that the planner never folds a raise whose condition
 -- it cannot decide into a plan-time error.
 
+-- The helpers live in snowflake_id_managed (generator.sql: only the owner
+-- creates there): the PL/pgSQL ones call each other by name when they run,
+-- and a look-alike with a defaulted argument beside them in the extension's
+-- schema (public, often) would make those calls "not unique". The three
+-- layout functions stay beside the accessors: the configuration rewrites
+-- them there, and only SQL-standard bodies (bound at CREATE) call them.
+
 -- Errors, worded as the native edition's (src/refusal.rs, core/src/error.rs).
 -- The first argument only carries the type of the arm that calls them; the
 -- others are all the arguments of the function whose arm calls them, even
@@ -2535,7 +2549,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(
 -- arguments are all constants when it plans, and an arm's call must not be
 -- evaluated before the earlier arms' conditions (a NULL ID with a constant
 -- bad layout is NULL, not an error).
-CREATE FUNCTION snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                  sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2548,7 +2562,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                    sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2562,7 +2576,7 @@ $$;
 
 -- An ID whose instant, the epoch's Unix ms + the tick, PostgreSQL cannot
 -- hold. The native edition adds with saturation and names the sum.
-CREATE FUNCTION snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2570,14 +2584,14 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp out of range: %s ms after 1970',
-                                    LEAST(@extschema@.snowflake_managed_unix_ms(epoch)::numeric
+                                    LEAST(snowflake_id_managed.snowflake_managed_unix_ms(epoch)::numeric
                                           + (id >> (worker_bits + sequence_bits))::numeric,
                                           9223372036854775807::numeric)),
         HINT = 'The epoch given to snowflake_decode() puts this ID outside PostgreSQL''s timestamp range.';
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -2591,7 +2605,7 @@ $$;
 -- Unix milliseconds as the native edition writes them in messages (chrono's
 -- RFC 3339 with milliseconds: 2094-09-07T15:47:35.551Z, +10000-01-01T...
 -- past year 9999, and the bare number past chrono's last year, 262142).
-CREATE FUNCTION snowflake_managed_format_ms(unix_ms bigint) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -2602,13 +2616,13 @@ BEGIN
         RETURN unix_ms::text || ' ms after 1970';
     END IF;
     RETURN CASE WHEN unix_ms >= 253402300800000 THEN '+' ELSE '' END
-           || to_char(@extschema@.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
+           || to_char(snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
                       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 END
 $$;
 
 -- An instant past the layout's end (snowflake_from_timestamp).
-CREATE FUNCTION snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
                                                    node_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2616,8 +2630,8 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp %s is past the last one this layout can encode (%s)',
-                                    @extschema@.snowflake_managed_format_ms(unix_ms),
-                                    @extschema@.snowflake_managed_format_ms(LEAST(
+                                    snowflake_id_managed.snowflake_managed_format_ms(unix_ms),
+                                    snowflake_id_managed.snowflake_managed_format_ms(LEAST(
                                         epoch_ms::numeric + (9223372036854775807 >> node_bits)::numeric,
                                         9223372036854775807::numeric)::bigint)),
         HINT = 'Instants past the layout''s end have no ID; a later snowflake_id.epoch moves the end.';
@@ -2628,7 +2642,7 @@ $$;
 -- then a span that is not whole milliseconds (or overflows microseconds),
 -- then one outside 1 ms .. the layout's last tick. Called only when the
 -- inlined test of a valid span fails; a valid span gets its value here too.
-CREATE FUNCTION snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2676,7 +2690,7 @@ $$;
 -- An instant as the native edition reads one: Unix milliseconds, rounded
 -- down (the epoch's microseconds are dropped), infinity as the extreme
 -- microsecond counts divided the same way. Exact: numeric, not float.
-CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz THEN 9224318721654775::bigint
@@ -2691,7 +2705,7 @@ CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
 -- the last instants still fit a bigint), as two products of an interval and
 -- a number below 2^53, so no float rounding; timestamp arithmetic and a
 -- zero offset, which are IMMUTABLE where timestamptz + interval is not.
-CREATE FUNCTION snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN pg_catalog.timezone('00:00'::pg_catalog.interval,
         ('2000-01-01 00:00:00'::pg_catalog.timestamp
@@ -2713,17 +2727,17 @@ CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         -- PostgreSQL's range, -210866803200000 .. 9224318016000000 (excluded)
         -- in Unix ms, as bounds on the tick: no addition that can overflow.
         WHEN (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
+                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
              OR (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
-            THEN @extschema@.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
-        ELSE @extschema@.snowflake_managed_timestamptz_of(@extschema@.snowflake_managed_unix_ms(epoch)
+                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
+            THEN snowflake_id_managed.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+        ELSE snowflake_id_managed.snowflake_managed_timestamptz_of(snowflake_id_managed.snowflake_managed_unix_ms(epoch)
                  OPERATOR(pg_catalog.+) (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)))
     END;
 
@@ -2735,9 +2749,9 @@ CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE ((id OPERATOR(pg_catalog.>>) sequence_bits)
               OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) worker_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
@@ -2750,9 +2764,9 @@ CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits int
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE (id OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
@@ -2783,14 +2797,14 @@ COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'an ID''s number within its mi
 -- The smallest ID of the millisecond holding unix_ms in a layout (core's
 -- Layout::smallest_id_at): 0 before the epoch, an error past the layout's
 -- end. unix_ms is finite and within PostgreSQL's range, epoch_ms any.
-CREATE FUNCTION snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<=) 0::bigint THEN 0::bigint
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms)
              OPERATOR(pg_catalog.>) (9223372036854775807::bigint OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-            THEN @extschema@.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
+            THEN snowflake_id_managed.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
                                                                 worker_bits OPERATOR(pg_catalog.+) sequence_bits)
         ELSE (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)
     END;
@@ -2801,9 +2815,9 @@ CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
         WHEN ts IS NULL THEN NULL::bigint
         WHEN ts OPERATOR(pg_catalog.=) '-infinity'::pg_catalog.timestamptz THEN 0::bigint
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz
-            THEN @extschema@.snowflake_managed_infinity_refusal(NULL::bigint, ts)
-        ELSE @extschema@.snowflake_managed_smallest_id_at(@extschema@.snowflake_managed_unix_ms(ts),
-                                                          @extschema@.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
+            THEN snowflake_id_managed.snowflake_managed_infinity_refusal(NULL::bigint, ts)
+        ELSE snowflake_id_managed.snowflake_managed_smallest_id_at(snowflake_id_managed.snowflake_managed_unix_ms(ts),
+                                                          snowflake_id_managed.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
                                                           @extschema@.snowflake_managed_worker_bits(),
                                                           @extschema@.snowflake_managed_sequence_bits())
     END;
@@ -2832,7 +2846,7 @@ CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
             THEN (EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric)::bigint
                  OPERATOR(pg_catalog.<<) (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
                                           @extschema@.snowflake_managed_sequence_bits())
-        ELSE @extschema@.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
+        ELSE snowflake_id_managed.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
                                                         @extschema@.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS
@@ -2933,7 +2947,7 @@ CREATE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits 
 -- characters as rustc 1.95 (the project's toolchain) has them, listed by
 -- asking Rust's Debug of every code point: exact for the Unicode version of
 -- that release (a later Rust may escape a few newly assigned characters).
-CREATE FUNCTION snowflake_managed_char_debug(c text) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_char_debug(c text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -2955,7 +2969,7 @@ $$;
 -- Reads text of a form (62 or 32) as core's id_text::decode: every character
 -- checked before the length, a hyphen only between two base32 symbols, the
 -- first problem raised with its SQLSTATE, HINT and a DETAIL quoting the text.
-CREATE FUNCTION snowflake_managed_from_text(text text, radix integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -2999,7 +3013,7 @@ BEGIN
             RAISE EXCEPTION USING
                 ERRCODE = '22P02',
                 MESSAGE = format('snowflake_id: invalid character %s at position %s in %s text',
-                                 @extschema@.snowflake_managed_char_debug(c), bad, name),
+                                 snowflake_id_managed.snowflake_managed_char_debug(c), bad, name),
                 DETAIL = detail, HINT = hint;
         END IF;
         symbols := symbols + 1;
@@ -3035,7 +3049,7 @@ CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog./) 839299365868340224::bigint) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
@@ -3065,7 +3079,7 @@ CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog.>>) 60) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
@@ -3128,7 +3142,7 @@ CREATE FUNCTION snowflake_from_base62(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 9, 1))))::bigint OPERATOR(pg_catalog.*) 13537086546263552::bigint)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122230000000000002425262728292a2b2c2d2e2f303132333435363738393a3b3c3d0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 10, 1))))::bigint OPERATOR(pg_catalog.*) 839299365868340224::bigint)
-        ELSE @extschema@.snowflake_managed_from_text(text, 62)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 62)
     END;
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the ID base62 text stands for';
 
@@ -3163,7 +3177,7 @@ CREATE FUNCTION snowflake_from_base32(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 11, 1))))::bigint OPERATOR(pg_catalog.<<) 55)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 12, 1))))::bigint OPERATOR(pg_catalog.<<) 60)
-        ELSE @extschema@.snowflake_managed_from_text(text, 32)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 32)
     END;
 COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text stands for (any case, I and L as 1, O as 0, hyphens between symbols)';
 

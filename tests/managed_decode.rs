@@ -26,23 +26,12 @@ use common::soak::Rng;
 use common::Cluster;
 use postgres::{Client, SimpleQueryMessage};
 
-/// The managed decode side's sources, in the order scripts/managed.sh puts them.
-const PARTS: [&str; 5] = [
-    "sql/types.sql",
-    "sql/managed/layout.sql",
-    "sql/managed/accessors.sql",
-    "sql/decode.sql",
-    "sql/managed/text_forms.sql",
-];
-
-fn managed_script(schema: &str) -> String {
-    let root = env!("CARGO_MANIFEST_DIR");
-    PARTS
-        .iter()
-        .map(|p| std::fs::read_to_string(format!("{root}/{p}")).unwrap_or_else(|e| panic!("{p}: {e}")))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .replace("@extschema@", schema)
+/// The managed edition as users get it: the plain script scripts/managed.sh
+/// writes (it creates everything in the current schema, public here), so
+/// that the decoders compared are the shipped ones, helpers and all.
+fn managed_script() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/dist/snowflake_id_plain.sql");
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// What a query gave: its first column of every row, as text, or its error.
@@ -264,7 +253,7 @@ fn two_editions(conf: &[&str]) -> Cluster {
 /// Installs the managed decode side in `db`, with `mutation` (from, to)
 /// applied to the script first (for the test that sees a broken body fail).
 fn install_managed(cluster: &Cluster, db: &str, mutation: Option<(&str, &str)>) {
-    let mut script = managed_script("public");
+    let mut script = managed_script();
     if let Some((from, to)) = mutation {
         assert!(script.contains(from), "the mutation's text {from:?} is not in the script");
         script = script.replacen(from, to, 1);

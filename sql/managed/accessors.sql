@@ -25,6 +25,13 @@
 -- condition tests, so that the planner never folds a raise whose condition
 -- it cannot decide into a plan-time error.
 
+-- The helpers live in snowflake_id_managed (generator.sql: only the owner
+-- creates there): the PL/pgSQL ones call each other by name when they run,
+-- and a look-alike with a defaulted argument beside them in the extension's
+-- schema (public, often) would make those calls "not unique". The three
+-- layout functions stay beside the accessors: the configuration rewrites
+-- them there, and only SQL-standard bodies (bound at CREATE) call them.
+
 -- Errors, worded as the native edition's (src/refusal.rs, core/src/error.rs).
 -- The first argument only carries the type of the arm that calls them; the
 -- others are all the arguments of the function whose arm calls them, even
@@ -32,7 +39,7 @@
 -- arguments are all constants when it plans, and an arm's call must not be
 -- evaluated before the earlier arms' conditions (a NULL ID with a constant
 -- bad layout is NULL, not an error).
-CREATE FUNCTION snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                  sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -45,7 +52,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                    sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -59,7 +66,7 @@ $$;
 
 -- An ID whose instant, the epoch's Unix ms + the tick, PostgreSQL cannot
 -- hold. The native edition adds with saturation and names the sum.
-CREATE FUNCTION snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -67,14 +74,14 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp out of range: %s ms after 1970',
-                                    LEAST(@extschema@.snowflake_managed_unix_ms(epoch)::numeric
+                                    LEAST(snowflake_id_managed.snowflake_managed_unix_ms(epoch)::numeric
                                           + (id >> (worker_bits + sequence_bits))::numeric,
                                           9223372036854775807::numeric)),
         HINT = 'The epoch given to snowflake_decode() puts this ID outside PostgreSQL''s timestamp range.';
 END
 $$;
 
-CREATE FUNCTION snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -88,7 +95,7 @@ $$;
 -- Unix milliseconds as the native edition writes them in messages (chrono's
 -- RFC 3339 with milliseconds: 2094-09-07T15:47:35.551Z, +10000-01-01T...
 -- past year 9999, and the bare number past chrono's last year, 262142).
-CREATE FUNCTION snowflake_managed_format_ms(unix_ms bigint) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -99,13 +106,13 @@ BEGIN
         RETURN unix_ms::text || ' ms after 1970';
     END IF;
     RETURN CASE WHEN unix_ms >= 253402300800000 THEN '+' ELSE '' END
-           || to_char(@extschema@.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
+           || to_char(snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
                       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 END
 $$;
 
 -- An instant past the layout's end (snowflake_from_timestamp).
-CREATE FUNCTION snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
                                                    node_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -113,8 +120,8 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp %s is past the last one this layout can encode (%s)',
-                                    @extschema@.snowflake_managed_format_ms(unix_ms),
-                                    @extschema@.snowflake_managed_format_ms(LEAST(
+                                    snowflake_id_managed.snowflake_managed_format_ms(unix_ms),
+                                    snowflake_id_managed.snowflake_managed_format_ms(LEAST(
                                         epoch_ms::numeric + (9223372036854775807 >> node_bits)::numeric,
                                         9223372036854775807::numeric)::bigint)),
         HINT = 'Instants past the layout''s end have no ID; a later snowflake_id.epoch moves the end.';
@@ -125,7 +132,7 @@ $$;
 -- then a span that is not whole milliseconds (or overflows microseconds),
 -- then one outside 1 ms .. the layout's last tick. Called only when the
 -- inlined test of a valid span fails; a valid span gets its value here too.
-CREATE FUNCTION snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -173,7 +180,7 @@ $$;
 -- An instant as the native edition reads one: Unix milliseconds, rounded
 -- down (the epoch's microseconds are dropped), infinity as the extreme
 -- microsecond counts divided the same way. Exact: numeric, not float.
-CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz THEN 9224318721654775::bigint
@@ -188,7 +195,7 @@ CREATE FUNCTION snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
 -- the last instants still fit a bigint), as two products of an interval and
 -- a number below 2^53, so no float rounding; timestamp arithmetic and a
 -- zero offset, which are IMMUTABLE where timestamptz + interval is not.
-CREATE FUNCTION snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN pg_catalog.timezone('00:00'::pg_catalog.interval,
         ('2000-01-01 00:00:00'::pg_catalog.timestamp
@@ -210,17 +217,17 @@ CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         -- PostgreSQL's range, -210866803200000 .. 9224318016000000 (excluded)
         -- in Unix ms, as bounds on the tick: no addition that can overflow.
         WHEN (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
+                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
              OR (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) @extschema@.snowflake_managed_unix_ms(epoch))
-            THEN @extschema@.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
-        ELSE @extschema@.snowflake_managed_timestamptz_of(@extschema@.snowflake_managed_unix_ms(epoch)
+                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
+            THEN snowflake_id_managed.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+        ELSE snowflake_id_managed.snowflake_managed_timestamptz_of(snowflake_id_managed.snowflake_managed_unix_ms(epoch)
                  OPERATOR(pg_catalog.+) (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)))
     END;
 
@@ -232,9 +239,9 @@ CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE ((id OPERATOR(pg_catalog.>>) sequence_bits)
               OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) worker_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
@@ -247,9 +254,9 @@ CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits int
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN @extschema@.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN @extschema@.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE (id OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
@@ -280,14 +287,14 @@ COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'an ID''s number within its mi
 -- The smallest ID of the millisecond holding unix_ms in a layout (core's
 -- Layout::smallest_id_at): 0 before the epoch, an error past the layout's
 -- end. unix_ms is finite and within PostgreSQL's range, epoch_ms any.
-CREATE FUNCTION snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<=) 0::bigint THEN 0::bigint
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms)
              OPERATOR(pg_catalog.>) (9223372036854775807::bigint OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-            THEN @extschema@.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
+            THEN snowflake_id_managed.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
                                                                 worker_bits OPERATOR(pg_catalog.+) sequence_bits)
         ELSE (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)
     END;
@@ -298,9 +305,9 @@ CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
         WHEN ts IS NULL THEN NULL::bigint
         WHEN ts OPERATOR(pg_catalog.=) '-infinity'::pg_catalog.timestamptz THEN 0::bigint
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz
-            THEN @extschema@.snowflake_managed_infinity_refusal(NULL::bigint, ts)
-        ELSE @extschema@.snowflake_managed_smallest_id_at(@extschema@.snowflake_managed_unix_ms(ts),
-                                                          @extschema@.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
+            THEN snowflake_id_managed.snowflake_managed_infinity_refusal(NULL::bigint, ts)
+        ELSE snowflake_id_managed.snowflake_managed_smallest_id_at(snowflake_id_managed.snowflake_managed_unix_ms(ts),
+                                                          snowflake_id_managed.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
                                                           @extschema@.snowflake_managed_worker_bits(),
                                                           @extschema@.snowflake_managed_sequence_bits())
     END;
@@ -329,7 +336,7 @@ CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
             THEN (EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric)::bigint
                  OPERATOR(pg_catalog.<<) (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
                                           @extschema@.snowflake_managed_sequence_bits())
-        ELSE @extschema@.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
+        ELSE snowflake_id_managed.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
                                                         @extschema@.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS

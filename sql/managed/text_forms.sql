@@ -20,7 +20,7 @@
 -- characters as rustc 1.95 (the project's toolchain) has them, listed by
 -- asking Rust's Debug of every code point: exact for the Unicode version of
 -- that release (a later Rust may escape a few newly assigned characters).
-CREATE FUNCTION snowflake_managed_char_debug(c text) RETURNS text
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_char_debug(c text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -42,7 +42,7 @@ $$;
 -- Reads text of a form (62 or 32) as core's id_text::decode: every character
 -- checked before the length, a hyphen only between two base32 symbols, the
 -- first problem raised with its SQLSTATE, HINT and a DETAIL quoting the text.
-CREATE FUNCTION snowflake_managed_from_text(text text, radix integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -86,7 +86,7 @@ BEGIN
             RAISE EXCEPTION USING
                 ERRCODE = '22P02',
                 MESSAGE = format('snowflake_id: invalid character %s at position %s in %s text',
-                                 @extschema@.snowflake_managed_char_debug(c), bad, name),
+                                 snowflake_id_managed.snowflake_managed_char_debug(c), bad, name),
                 DETAIL = detail, HINT = hint;
         END IF;
         symbols := symbols + 1;
@@ -122,7 +122,7 @@ CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog./) 839299365868340224::bigint) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
@@ -152,7 +152,7 @@ CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN @extschema@.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog.>>) 60) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
@@ -215,7 +215,7 @@ CREATE FUNCTION snowflake_from_base62(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 9, 1))))::bigint OPERATOR(pg_catalog.*) 13537086546263552::bigint)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122230000000000002425262728292a2b2c2d2e2f303132333435363738393a3b3c3d0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 10, 1))))::bigint OPERATOR(pg_catalog.*) 839299365868340224::bigint)
-        ELSE @extschema@.snowflake_managed_from_text(text, 62)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 62)
     END;
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the ID base62 text stands for';
 
@@ -250,6 +250,6 @@ CREATE FUNCTION snowflake_from_base32(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 11, 1))))::bigint OPERATOR(pg_catalog.<<) 55)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 12, 1))))::bigint OPERATOR(pg_catalog.<<) 60)
-        ELSE @extschema@.snowflake_managed_from_text(text, 32)
+        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 32)
     END;
 COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text stands for (any case, I and L as 1, O as 0, hyphens between symbols)';
