@@ -528,7 +528,7 @@ install_and_start() {
     touch "$logs/installed-$major"
 
     if in_list "$major" "$FULL_MAJORS"; then
-        tests=$(awk '{ print $1 }' "$test_bins")
+        tests=$(awk '{ print $1 }' "$test_bins" | xargs)
     else
         tests="${SUBSET_TESTS[*]}"
     fi
