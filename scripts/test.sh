@@ -399,14 +399,15 @@ run_binaries() {
     return $rc
 }
 
-# Major $1's table: one line per binary it was handed, from record_result,
+# Major $1's table ($major_took in its heading): one line per binary it
+# was handed, from record_result,
 # and its skips (of a test not run on this major by design, or named in
 # SNOWFLAKE_SKIP). Fails when a binary handed to it left no line.
 results_table() {
     local major=$1 name f rc=0 status tests passed failed_tests skipped by_name secs
     shift
-    printf 'PostgreSQL %s\n  %-32s %7s %6s %6s %7s %7s %5s  %s\n' "$major" "binary" "tests" "passed" "failed" "skipped" \
-        "by name" "secs" "status"
+    printf 'PostgreSQL %s (%s)\n  %-32s %7s %6s %6s %7s %7s %5s  %s\n' "$major" "${major_took:-}" "binary" "tests" "passed" \
+        "failed" "skipped" "by name" "secs" "status"
     for name in "$@"; do
         f=$logs/pg$major.results/$name
         if [ ! -f "$f" ]; then
@@ -590,7 +591,8 @@ for major in $PG_MAJORS; do
     [ -n "${major_pid[$major]:-}" ] || continue
     rc=0
     wait "${major_pid[$major]}" || rc=$?
-    echo "================ PostgreSQL $major ($((SECONDS - major_started[$major]))s from its start)"
+    major_took="$((SECONDS - major_started[$major]))s from its start, its binaries in $LANES lanes"
+    echo "================ PostgreSQL $major ($major_took)"
     cat "$logs/pg$major.log"
     if ((rc != 0)); then
         echo "== FAILED on PostgreSQL $major: tests (log: $logs/pg$major.log)"
