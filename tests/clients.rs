@@ -29,10 +29,35 @@ fn run_client(mut program: Command, ok_line: &str) {
     assert!(stdout.contains(ok_line), "{stdout}");
 }
 
+/// `script` under `python -O`, as an application may run in production: -O
+/// drops every `assert` statement, so the scripts check with
+/// tests/clients/expect.py, which it keeps.
 fn python_client(script: &str) -> Command {
     let mut command = Command::new(python());
-    command.arg(format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR")));
+    command.arg("-O").arg(format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR")));
     command
+}
+
+/// A check written as `assert` in a client script vanishes under -O and the
+/// script still prints its ok line: every check is an `expect(...)` call.
+#[test]
+fn the_client_scripts_check_without_assert_statements() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients");
+    // Python's own parser finds them (an `assert` in a string or a comment is none).
+    let finder = "import ast, pathlib, sys\n\
+                  scripts = sorted(pathlib.Path(sys.argv[1]).glob('*.py'))\n\
+                  print(len(scripts))\n\
+                  for p in scripts:\n\
+                  \x20   for n in ast.walk(ast.parse(p.read_text(), str(p))):\n\
+                  \x20       if isinstance(n, ast.Assert): print(f'{p.name}:{n.lineno}')\n";
+    let out = Command::new(python()).args(["-c", finder, dir]).output().expect("run python");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    let scripts: usize = lines.next().and_then(|n| n.parse().ok()).expect("the number of scripts");
+    assert!(scripts >= 4, "found {scripts} scripts in {dir}");
+    let asserts: Vec<&str> = lines.collect();
+    assert!(asserts.is_empty(), "assert statements, which python -O removes (use expect()): {asserts:?}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ import sys
 import django
 from django.conf import settings
 
+from expect import expect
 
 
 def main(host: str, port: str) -> None:
@@ -86,32 +87,32 @@ def main(host: str, port: str) -> None:
             "   AND a.attname IN ('id', 'order_id')"
         )
         for table, typ, identity in cur.fetchall():
-            assert typ == "bigint" and identity == "", (table, typ, identity)
+            expect(typ == "bigint" and identity == "", (table, typ, identity))
 
     one = Order.objects.create(item="one")
-    assert type(one.pk) is int and one.pk > 2**53, one.pk
+    expect(type(one.pk) is int and one.pk > 2**53, one.pk)
 
     orders = [Order(item=f"order {i}") for i in range(1000)]
     with CaptureQueriesContext(connection) as queries:
         Order.objects.bulk_create(orders)
     inserts = [q["sql"] for q in queries if q["sql"].startswith("INSERT")]
-    assert len(inserts) == 1, [q["sql"][:80] for q in queries]
+    expect(len(inserts) == 1, [q["sql"][:80] for q in queries])
     keys = [o.pk for o in orders]
-    assert all(type(k) is int for k in keys) and len(set(keys)) == 1000 and min(keys) > one.pk, keys[:3]
+    expect(all(type(k) is int for k in keys) and len(set(keys)) == 1000 and min(keys) > one.pk, keys[:3])
     stored = dict(Order.objects.values_list("item", "id"))
-    assert all(stored[o.item] == o.pk for o in orders), "an object holds another row's key"
+    expect(all(stored[o.item] == o.pk for o in orders), "an object holds another row's key")
 
     lines = Line.objects.bulk_create([Line(order=orders[0], item=f"line {i}") for i in range(10)])
-    assert all(type(line.pk) is int for line in lines)
-    assert list(orders[0].line_set.order_by("id").values_list("id", flat=True)) == sorted(line.pk for line in lines)
+    expect(all(type(line.pk) is int for line in lines))
+    expect(list(orders[0].line_set.order_by("id").values_list("id", flat=True)) == sorted(line.pk for line in lines))
 
     # db_default: save() reads the key back, bulk_create does not (Django
     # 5.2 leaves the DatabaseDefault marker in the objects). The README
     # warns of it; this fails once Django returns them, to drop the warning.
     saved = Legacy.objects.create(item="saved")
-    assert type(saved.pk) is int
+    expect(type(saved.pk) is int)
     legacy = Legacy.objects.bulk_create([Legacy(item=f"legacy {i}") for i in range(3)])
-    assert not any(type(o.pk) is int for o in legacy), [o.pk for o in legacy]
+    expect(not any(type(o.pk) is int for o in legacy), [o.pk for o in legacy])
     print("django: ok", len(keys), "keys from one bulk_create")
 
 

@@ -6,6 +6,8 @@ import sys
 
 import psycopg
 
+from expect import expect
+
 
 def main(host: str, port: str) -> None:
     with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as conn:
@@ -17,9 +19,9 @@ def main(host: str, port: str) -> None:
         for item in ("tea", "cake", "scones"):
             cur.execute("INSERT INTO orders (item) VALUES (%s) RETURNING id", (item,))
             (new_id,) = cur.fetchone()
-            assert type(new_id) is int, type(new_id)
+            expect(type(new_id) is int, type(new_id))
             ids.append(new_id)
-        assert ids == sorted(ids) and len(set(ids)) == 3, ids
+        expect(ids == sorted(ids) and len(set(ids)) == 3, ids)
 
         # executemany with RETURNING, as ORMs batch inserts.
         cur.executemany("INSERT INTO orders (item) VALUES (%s) RETURNING id", [("x",), ("y",)], returning=True)
@@ -28,25 +30,25 @@ def main(host: str, port: str) -> None:
             batch.append(cur.fetchone()[0])
             if not cur.nextset():
                 break
-        assert batch[0] > ids[-1] and batch[1] > batch[0], batch
+        expect(batch[0] > ids[-1] and batch[1] > batch[0], batch)
 
         # Decoding a Python int parameter, and the exact round trip of every ID.
         for i in ids + batch:
             cur.execute("SELECT (snowflake_decode(%s)).worker_id, snowflake_timestamp(%s), id::text FROM orders WHERE id = %s",
                         (i, i, i))
             worker, ts, text = cur.fetchone()
-            assert worker == 7, worker
-            assert ts.tzinfo is not None, ts
-            assert text == str(i), (text, i)
-            assert int(text) == i
+            expect(worker == 7, worker)
+            expect(ts.tzinfo is not None, ts)
+            expect(text == str(i), (text, i))
+            expect(int(text) == i)
 
         # Default-layout IDs pass 2^53: a JavaScript number (a float64) would
         # round them, so send them to browsers as strings.
         big = max(ids)
-        assert big > 2**53, big
-        assert float(big) == float(big + 1), "float64 should not tell neighbouring default-layout IDs apart"
+        expect(big > 2**53, big)
+        expect(float(big) == float(big + 1), "float64 should not tell neighbouring default-layout IDs apart")
         cur.execute("SELECT id::text FROM orders WHERE id = %s", (big,))
-        assert cur.fetchone()[0] == str(big)
+        expect(cur.fetchone()[0] == str(big))
     print("psycopg round trip: ok", len(ids) + len(batch), "IDs")
 
 

@@ -14,6 +14,8 @@ import sys
 from sqlalchemy import BigInteger, ForeignKey, Identity, create_engine, event, func, select, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from expect import expect
+
 DDL = """
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text NOT NULL);
 CREATE TABLE order_lines (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
@@ -66,12 +68,12 @@ def main(host: str, port: str) -> None:
         statements.clear()
         session.flush()
         inserts = [s for s in statements if s.startswith("INSERT")]
-        assert len(inserts) == 1, f"{len(inserts)} INSERTs for 1,000 orders"
+        expect(len(inserts) == 1, f"{len(inserts)} INSERTs for 1,000 orders")
         session.commit()
         stored = dict(session.execute(text("SELECT item, id FROM orders")).all())
-        assert all(stored[o.item] == o.id for o in orders), "an object holds another row's key"
+        expect(all(stored[o.item] == o.id for o in orders), "an object holds another row's key")
         keys = [o.id for o in orders]
-        assert all(type(k) is int for k in keys) and keys == sorted(keys) and len(set(keys)) == 1000
+        expect(all(type(k) is int for k in keys) and keys == sorted(keys) and len(set(keys)) == 1000)
 
     # 2. server_default: the same keys, one statement per object.
     with Session(engine) as session:
@@ -81,7 +83,7 @@ def main(host: str, port: str) -> None:
         session.flush()
         session.commit()
         stored = dict(session.execute(text("SELECT body, id FROM notes")).all())
-        assert all(stored[n.body] == n.id for n in notes)
+        expect(all(stored[n.body] == n.id for n in notes))
         inserts = [s for s in statements if s.startswith("INSERT")]
         print("sqlalchemy server_default: 100 notes in", len(inserts), "INSERTs")
 
@@ -89,7 +91,7 @@ def main(host: str, port: str) -> None:
     # the parent's key before anything is inserted.
     with Session(engine) as session:
         ids = session.scalar(select(func.snowflake_nextval_array(1 + 50)))
-        assert len(ids) == 51 and ids == sorted(ids) and ids[0] > keys[-1], ids
+        expect(len(ids) == 51 and ids == sorted(ids) and ids[0] > keys[-1], ids)
         parent = Order(id=ids[0], item="parent")
         lines = [OrderLine(id=i, order_id=parent.id, item=f"line {n}") for n, i in enumerate(ids[1:])]
         session.add(parent)
@@ -97,12 +99,12 @@ def main(host: str, port: str) -> None:
         statements.clear()
         session.commit()
         inserts = [s for s in statements if s.startswith("INSERT")]
-        assert len(inserts) == 2 and not any("RETURNING" in s for s in inserts), inserts
+        expect(len(inserts) == 2 and not any("RETURNING" in s for s in inserts), inserts)
         got = session.execute(
             text("SELECT l.id FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.id = :p ORDER BY l.id"),
             {"p": ids[0]},
         ).scalars().all()
-        assert got == ids[1:], got
+        expect(got == ids[1:], got)
     print("sqlalchemy: ok")
 
 

@@ -77,10 +77,65 @@ pub fn pg_major() -> u32 {
 pub fn only_on_major(major: u32, why: &str) -> bool {
     let running = pg_major();
     if running != major {
-        // Straight to stderr: libtest swallows println! of a passing test.
-        let _ = writeln!(std::io::stderr(), "SKIPPED on PostgreSQL {running} ({}): {why}", bin());
+        record_skip("major", &format!("{why} (not on {running})"));
     }
     running == major
+}
+
+/// The calling test as `binary::test`, the name `SNOWFLAKE_SKIP` takes:
+/// libtest runs each test in a thread named after it (`module::test`).
+pub fn test_name() -> String {
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main").unwrap_or("?");
+    format!("{}::{test}", env!("CARGO_CRATE_NAME"))
+}
+
+/// Whether the test command named the calling test in `SNOWFLAKE_SKIP`
+/// (names separated by spaces or commas).
+pub fn skipped_by_name() -> bool {
+    let me = test_name();
+    std::env::var("SNOWFLAKE_SKIP").is_ok_and(|list| list.split([' ', ',', '\n']).any(|n| n == me))
+}
+
+/// The calling test cannot run its subject here (a server, Citus or
+/// pglogical missing): a test that passed then would hide a broken setup,
+/// so it fails, unless the test command said to skip it by name
+/// (`SNOWFLAKE_SKIP="binary::test ..."`); then it records the skip and
+/// returns, and the caller returns. Usage: `return common::cannot_run("...");`
+pub fn cannot_run(why: &str) {
+    let me = test_name();
+    if !skipped_by_name() {
+        panic!(
+            "CANNOT RUN {me} on PostgreSQL {} ({}): {why}. Install what it needs, or skip it by name: \
+             SNOWFLAKE_SKIP=\"{me}\"",
+            pg_major(),
+            bin()
+        );
+    }
+    record_skip("by-name", why);
+}
+
+/// Says on stderr that the calling test is skipped, and appends
+/// `kind<TAB>binary::test<TAB>why` to the file `SNOWFLAKE_SKIP_LOG` names
+/// (scripts/test.sh sets one per binary and counts skipped tests from it:
+/// libtest counts them as passed). `kind`: `major` (not on this major by
+/// design) or `by-name` (`SNOWFLAKE_SKIP` named it).
+fn record_skip(kind: &str, why: &str) {
+    let me = test_name();
+    let why = why.replace(['\t', '\n'], " ");
+    // One write each, so that lines of tests running at once do not mix;
+    // straight to stderr: libtest swallows eprintln! of a passing test.
+    let line = format!("SKIPPED on PostgreSQL {} ({}): {me}: {why}\n", pg_major(), bin());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Some(path) = std::env::var_os("SNOWFLAKE_SKIP_LOG").filter(|p| !p.is_empty()) {
+        let record = format!("{kind}\t{me}\t{why}\n");
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("SNOWFLAKE_SKIP_LOG={}: {e}", Path::new(&path).display()));
+        file.write_all(record.as_bytes()).expect("write SNOWFLAKE_SKIP_LOG");
+    }
 }
 
 pub struct Cluster {
