@@ -48,7 +48,8 @@ if [ "$(printf '%s\n%s\n' "$RUST_NEEDED" "${rust_version%%-*}" | sort -V | head 
     rust_missing "rustc $rust_version is too old."
 fi
 # libpq5: the mark keeper opens libpq at run time to talk to a worker id registry.
-PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 libfaketime faketime procps strace postgresql-15-partman postgresql-15-pglogical python3-venv)
+# flex, libkrb5-dev: pg_tle's build (../shared/pg_tle), for the managed edition's tests.
+PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 libfaketime faketime procps strace postgresql-15-partman postgresql-15-pglogical python3-venv flex libkrb5-dev)
 # What scripts/pg_servers.sh needs to fetch and build 16, 17 and 18, installed
 # here in one apt run: its own apt runs would collide with anything else
 # installing while it builds in the background.

@@ -527,6 +527,14 @@ install_and_start() {
     cargo pgrx install --pg-config "$pg_config" >/dev/null || return 1
     install -m 644 sql/snowflake_id--0.1.0.sql "$("$pg_config" --sharedir)/extension/" || return 1
     touch "$logs/installed-$major"
+    # The managed edition's tests (tests/managed.rs) need a server that does
+    # not load the library and has pg_tle (pg_tle refuses a name a file-based
+    # extension has): a private copy of this major without the native files.
+    if in_list "$major" "$FULL_MAJORS"; then
+        block "PostgreSQL $major: a copy without snowflake_id's files, with pg_tle 1.5.3, for the managed edition"
+        SNOWFLAKE_MANAGED_PG_BIN=$(bash scripts/pg_tle_server.sh "$major") || return 1
+        export SNOWFLAKE_MANAGED_PG_BIN
+    fi
 
     if in_list "$major" "$FULL_MAJORS"; then
         tests=$(awk '{ print $1 }' "$test_bins" | xargs)
