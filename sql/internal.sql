@@ -34,6 +34,25 @@ $internal_guard$;
 CREATE SCHEMA snowflake_id_internal;
 COMMENT ON SCHEMA snowflake_id_internal IS
     'snowflake_id: what the library calls over libpq, where no role but the extension''s owner may create';
+-- Only the owner creates here, whatever ALTER DEFAULT PRIVILEGES ... ON
+-- SCHEMAS granted as it was created: every grant but the owner's goes,
+-- then USAGE for everyone.
+DO $acl$
+DECLARE
+    grantee pg_catalog.oid;
+BEGIN
+    FOR grantee IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.name
+           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA snowflake_id_internal FROM %s',
+                                  CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                       ELSE grantee::pg_catalog.regrole::pg_catalog.text END);
+    END LOOP;
+END
+$acl$;
 GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
 
 -- The registry (src/service/registry_session.rs): the five functions of

@@ -373,6 +373,39 @@ fn an_install_names_the_roles_that_may_create_in_its_schema() {
     );
 }
 
+/// The second review of issue 40 (F3): `ALTER DEFAULT PRIVILEGES ... GRANT
+/// CREATE ON SCHEMAS` applied to `snowflake_id_internal` as CREATE EXTENSION
+/// made it, and a look-alike `app` put there made the node's calls "not
+/// unique". The install takes every grant but the owner's off the schema.
+/// Positive control: a schema the same role creates just before is open to
+/// `app`, so the default privilege is in force.
+#[test]
+fn default_privileges_do_not_open_the_internal_schema() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 11"]);
+    cluster.sql("CREATE ROLE app LOGIN");
+    cluster.sql("ALTER DEFAULT PRIVILEGES GRANT CREATE ON SCHEMAS TO app");
+    cluster.sql("CREATE SCHEMA control");
+    cluster.sql("CREATE EXTENSION snowflake_id");
+    let mut app = app_client(&cluster);
+    app.batch_execute("CREATE FUNCTION control.f() RETURNS integer LANGUAGE sql RETURN 1").unwrap_or_else(|e| {
+        panic!("the control: app may not create in a schema made under the default privilege: {}", describe(&e))
+    });
+    let err = app
+        .batch_execute("CREATE FUNCTION snowflake_id_internal.f() RETURNS integer LANGUAGE sql RETURN 1")
+        .expect_err("app created a function in snowflake_id_internal");
+    assert_eq!(err.code(), Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE), "{}", describe(&err));
+    let acl: String = cluster
+        .connect()
+        .query_one(
+            "SELECT pg_catalog.array_to_string(nspacl, ',') FROM pg_catalog.pg_namespace \
+              WHERE nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'",
+            &[],
+        )
+        .expect("acl")
+        .get(0);
+    assert!(!acl.contains("app="), "{acl}");
+}
+
 /// How many look-alikes [`a_catalog_of_look_alikes_costs_no_lease_and_one_short_line`]
 /// plants, each of 100 arguments of a type with a 63-character name: about
 /// 7 kB of signature apiece, so that a list of every one (what 0.7.0's first

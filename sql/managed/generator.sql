@@ -51,7 +51,25 @@ BEGIN
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
-REVOKE ALL ON SCHEMA snowflake_id_managed FROM PUBLIC;
+-- Only the owner creates here, whatever ALTER DEFAULT PRIVILEGES ... ON
+-- SCHEMAS granted as it was created: every grant but the owner's goes,
+-- then USAGE for everyone.
+DO $acl$
+DECLARE
+    grantee pg_catalog.oid;
+BEGIN
+    FOR grantee IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name
+           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA snowflake_id_managed FROM %s',
+                                  CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                       ELSE grantee::pg_catalog.regrole::pg_catalog.text END);
+    END LOOP;
+END
+$acl$;
 -- USAGE only: the inlined fast path runs as the caller and names the counter,
 -- the generation and the slow path there.
 GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
