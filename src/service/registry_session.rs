@@ -211,6 +211,14 @@ fn find_intruders(connection: &mut Connection, timeout: Duration, keep_going: Ke
     outcome
 }
 
+/// Names another role chose, as they go into a WARNING the node's log and
+/// its clients see: a control character (a newline above all) is written
+/// escaped, so that a name cannot forge a line of the log (the second review
+/// of issue 40, F4; logical peers' names are escaped the same way).
+fn printable(names: &str) -> String {
+    names.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+}
+
 /// Says once per process (the keeper reconnects, a backend claims history
 /// again and again) which roles besides the owner may create in the
 /// registry's schema, and which functions of another role sit there under
@@ -230,7 +238,7 @@ fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
         message.push_str(&format!(
             " lets {} role(s) other than its owner create in it ({}{})",
             intruders.writers,
-            intruders.writer_names.as_deref().unwrap_or(""),
+            printable(intruders.writer_names.as_deref().unwrap_or("")),
             more(intruders.writers)
         ));
     }
@@ -241,7 +249,7 @@ fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
         message.push_str(&format!(
             " has {} function(s) of another role under the registry's names: {}{}",
             intruders.functions,
-            intruders.function_names.as_deref().unwrap_or(""),
+            printable(intruders.function_names.as_deref().unwrap_or("")),
             more(intruders.functions)
         ));
     }
