@@ -82,6 +82,13 @@ pub fn only_on_major(major: u32, why: &str) -> bool {
     running == major
 }
 
+/// Says that the calling test does not run on this major by design (a
+/// feature the major lacks, `origin = none` before 16, say) and records the
+/// skip for scripts/test.sh, as [`only_on_major`] does; the caller returns.
+pub fn not_on_this_major(why: &str) {
+    record_skip("major", &format!("{why} (not on {})", pg_major()));
+}
+
 /// The calling test as `binary::test`, the name `SNOWFLAKE_SKIP` takes:
 /// libtest runs each test in a thread named after it (`module::test`).
 pub fn test_name() -> String {
