@@ -220,10 +220,26 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("GRANT admin TO app", "role"),
         ("ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter RESTART 1", "alter counter"),
         (
-            "DO $$BEGIN LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
+            "DO $$BEGIN LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
             "hold the raise lock",
         ),
-        ("SELECT * FROM snowflake_id_managed.snowflake_managed_raise_lock", "read the raise lock"),
+        ("SELECT * FROM snowflake_id_managed_lock.snowflake_managed_raise_lock", "read the raise lock"),
+        // Parse analysis locks a relation before privileges are checked: a
+        // PREPARE in an open transaction held the raise lock's table and
+        // stopped every raise (the edition's second review, F1). The schema
+        // grants nothing, so the name is not even found.
+        (
+            "PREPARE hold AS INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true)",
+            "prepare an insert into the raise lock",
+        ),
+        (
+            "PREPARE share AS SELECT 1 FROM snowflake_id_managed_lock.snowflake_managed_raise_lock FOR UPDATE",
+            "prepare a locking read of the raise lock",
+        ),
+        (
+            "CREATE FUNCTION snowflake_id_managed_lock.f() RETURNS int LANGUAGE sql RETURN 1",
+            "create in the lock's schema",
+        ),
         ("CREATE FUNCTION snowflake_id_managed.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
     ] {
         let (code, text) = sqlstate_of(&mut app, sql);

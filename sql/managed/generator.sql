@@ -39,13 +39,17 @@
 -- functions applications call stay in the extension's schema.
 DO $schema$
 DECLARE
-    owner pg_catalog.text := (SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_namespace n
-                               WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name);
+    found pg_catalog.name;
+    owner pg_catalog.text;
 BEGIN
+    SELECT n.nspname, n.nspowner::pg_catalog.regrole::pg_catalog.text INTO found, owner
+      FROM pg_catalog.pg_namespace n
+     WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_managed', 'snowflake_id_managed_lock']::pg_catalog.name[])
+     LIMIT 1;
     IF owner IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed exists already (owner %)', owner
+        RAISE EXCEPTION 'snowflake_id: schema % exists already (owner %)', found, owner
             USING ERRCODE = '42P06',
-                  DETAIL = 'The managed edition keeps its counter, configuration and internal functions in that schema, which it creates, so that only the extension''s owner can create objects there.',
+                  DETAIL = 'The managed edition keeps its counter, configuration and internal functions in schemas snowflake_id_managed and snowflake_id_managed_lock, which it creates, so that only the extension''s owner can create objects there.',
                   HINT = 'Drop or rename that schema (or drop the managed edition installed before), then install again.';
     END IF;
 END
@@ -88,11 +92,33 @@ SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_generation'::pg
 -- The table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
 -- subtransaction: unlike a row lock, it takes no transaction id, so a bulk
 -- INSERT that raises at every millisecond does not fill the subtransaction
--- cache; the subtransaction's end releases it). EXCLUSIVE needs UPDATE,
--- DELETE or TRUNCATE on it, which no other role has; nor SELECT, so no
--- other role can even take a lock that waits on raisers. Nothing is in it.
-CREATE TABLE snowflake_id_managed.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
-INSERT INTO snowflake_id_managed.snowflake_managed_raise_lock VALUES (true);
+-- cache; the subtransaction's end releases it). It lives in a schema of its
+-- own on which no role but the owner has any privilege, USAGE included:
+-- PostgreSQL takes a relation's lock while it parses a statement, before it
+-- checks the privileges on the relation (PREPARE s AS INSERT INTO ... held
+-- one in an open transaction and stopped every raise), but it cannot find a
+-- relation in a schema the role may not use. Only the owner's SECURITY
+-- DEFINER functions (the slow path, blocks, advance_past) take it. Nothing
+-- is in it.
+CREATE SCHEMA snowflake_id_managed_lock;
+DO $lock_acl$
+DECLARE
+    grantee pg_catalog.oid;
+BEGIN
+    FOR grantee IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock'::pg_catalog.name
+           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA snowflake_id_managed_lock FROM %s',
+                                  CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                       ELSE grantee::pg_catalog.regrole::pg_catalog.text END);
+    END LOOP;
+END
+$lock_acl$;
+CREATE TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true);
 
 -- The configuration: one row once the owner set the worker id or the layout
 -- (none before; worker_id stays NULL until it is set). Dumped
@@ -109,7 +135,7 @@ CREATE TABLE snowflake_id_managed.snowflake_managed_config (
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
 
-REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_managed.snowflake_managed_generation, snowflake_id_managed.snowflake_managed_raise_lock,
+REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_managed.snowflake_managed_generation, snowflake_id_managed_lock.snowflake_managed_raise_lock,
     snowflake_id_managed.snowflake_managed_config FROM PUBLIC;
 -- The inlined fast path runs as the caller: it needs nextval()/currval() on
 -- the counter (USAGE; a role can therefore burn values: docs/managed.md) and
@@ -222,7 +248,18 @@ DECLARE
     off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
     seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
     was bigint := off;
+    fresh bigint;
 BEGIN
+    -- The floor again, read after the offset and the reference: reading
+    -- those may wait on a lock (another role's queued lock request on the
+    -- reference was seen holding one for seconds), and a floor read before
+    -- that wait, compared with a reference others advanced meanwhile, looked
+    -- like a clock set back and grew the offset by the wait, again and again
+    -- (the second review of the edition, F3). Later than the caller's, never
+    -- earlier: the caller's comparisons with its own floor only grow stricter.
+    SELECT snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) INTO fresh
+      FROM snowflake_id_managed.snowflake_managed_config c;
+    f := greatest(f, coalesce(fresh, f));
     IF f + off < seen - lim / 4 THEN
         -- The clock went back: the reference goes on from where it was (or,
         -- if it was last seen long ago, from where the counter shows it had
@@ -297,7 +334,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
-        LOCK TABLE snowflake_id_managed.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
