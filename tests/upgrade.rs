@@ -441,11 +441,26 @@ fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
                 && w.contains("snowflake_logical_guard(")
         })
     };
-    let expected =
-        [("public.parts_1", "cannot drop trigger"), (".staging", "of other sessions"), ("public.busy", "lock timeout")];
+    // Another session's temporary table: 15, 17 and 18 refuse to alter it
+    // ("cannot alter temporary tables of other sessions") and the update names
+    // it; 16 lets the guard's ALTER TABLE reach it, and it is simply guarded.
+    let staging_guarded: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
+                             WHERE r.relname = 'staging' AND r.relpersistence = 't'
+                               AND t.tgname = 'snowflake_id_received' AND t.tgenabled = 'R')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let expected: Vec<(&str, &str)> =
+        [("public.parts_1", "cannot drop trigger"), (".staging", "of other sessions"), ("public.busy", "lock timeout")]
+            .into_iter()
+            .filter(|(what, _)| !(staging_guarded && *what == ".staging"))
+            .collect();
     {
         let seen = warnings.lock().unwrap();
-        for (what, cause) in expected {
+        for &(what, cause) in &expected {
             assert!(named(&seen, what, cause), "the update did not name {what} ({cause}): {seen:#?}");
         }
     }
@@ -472,7 +487,7 @@ fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
     assert!(made.is_empty(), "{made:?}");
     {
         let seen = warnings.lock().unwrap();
-        for (what, cause) in expected {
+        for &(what, cause) in &expected {
             assert!(named(&seen, what, cause), "snowflake_logical_guard() did not name {what} ({cause}): {seen:#?}");
         }
     }
