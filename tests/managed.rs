@@ -1161,3 +1161,27 @@ fn a_foreign_internal_schema_stops_the_install() {
     m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(2)").unwrap();
     assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
 }
+
+/// The edition's second review (F3): a floor read before a wait on the
+/// reference's lock, compared with a reference other sessions advanced
+/// meanwhile, looked like a clock set back and grew the offset by the wait,
+/// again at every such wait, so bursts could lead the clock without bound.
+/// The offset reads the floor again after the reference. Called here as the
+/// owner with a floor three seconds old, as a session stalled that long
+/// would pass it: no clock step is taken, the offset stays 0.
+#[test]
+fn a_floor_read_before_a_lock_wait_is_no_clock_step() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    // The slow path runs (a raise to the clock), and the reference follows.
+    draw(&mut admin, 1000);
+    let stale = "SELECT snowflake_id_managed.snowflake_managed_offset_now(
+                     snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) - (3000::bigint << c.sequence_bits),
+                     coalesce(pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'), 0),
+                     snowflake_id_managed.snowflake_managed_max_drift_ms() << c.sequence_bits)
+                 FROM snowflake_id_managed.snowflake_managed_config c";
+    assert_eq!(one(&mut admin, stale), 0, "a three-second-old floor was taken for a clock set back");
+    let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'), 0)";
+    assert_eq!(one(&mut admin, kept), 0);
+}
