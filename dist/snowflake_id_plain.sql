@@ -195,22 +195,23 @@ BEGIN
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
--- Only the owner creates here, whatever ALTER DEFAULT PRIVILEGES ... ON
--- SCHEMAS granted as it was created: every grant but the owner's goes,
--- then USAGE for everyone.
+CREATE SCHEMA snowflake_id_managed_lock;
+-- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
+-- SCHEMAS granted as they were created: every grant but the owner's goes
+-- (then USAGE for everyone on the first; none on the second, below).
 DO $acl$
 DECLARE
-    grantee pg_catalog.oid;
+    r record;
 BEGIN
-    FOR grantee IN
-        SELECT DISTINCT a.grantee
+    FOR r IN
+        SELECT DISTINCT n.nspname, a.grantee
           FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
-         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name
+         WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_managed', 'snowflake_id_managed_lock']::pg_catalog.name[])
            AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
     LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA snowflake_id_managed FROM %s',
-                                  CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-                                       ELSE grantee::pg_catalog.regrole::pg_catalog.text END);
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA %I FROM %s', r.nspname,
+                                  CASE WHEN r.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                       ELSE r.grantee::pg_catalog.regrole::pg_catalog.text END);
     END LOOP;
 END
 $acl$;
@@ -238,25 +239,9 @@ SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_generation'::pg
 -- checks the privileges on the relation (PREPARE s AS INSERT INTO ... held
 -- one in an open transaction and stopped every raise), but it cannot find a
 -- relation in a schema the role may not use. Only the owner's SECURITY
--- DEFINER functions (the slow path, blocks, advance_past) take it. Nothing
--- is in it.
-CREATE SCHEMA snowflake_id_managed_lock;
-DO $lock_acl$
-DECLARE
-    grantee pg_catalog.oid;
-BEGIN
-    FOR grantee IN
-        SELECT DISTINCT a.grantee
-          FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
-         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock'::pg_catalog.name
-           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA snowflake_id_managed_lock FROM %s',
-                                  CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-                                       ELSE grantee::pg_catalog.regrole::pg_catalog.text END);
-    END LOOP;
-END
-$lock_acl$;
+-- DEFINER functions (the slow path, blocks, advance_past) take it (its
+-- schema is made, and stripped of grants, with snowflake_id_managed above).
+-- Nothing is in it.
 CREATE TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
 INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true);
 

@@ -30,18 +30,9 @@ out=${SNOWFLAKE_MANAGED_OUT:-dist}
 # text_forms.sql are the managed decoders' own files.
 parts=(sql/types.sql sql/managed/layout.sql sql/managed/generator.sql sql/managed/config.sql
     sql/managed/accessors.sql sql/decode.sql sql/managed/text_forms.sql sql/managed/status.sql)
-# The decoders' files come from their own branch: until they are in, the
-# edition is the generator alone (and the native decode.sql, which needs the
-# managed accessors, waits for them).
-have=()
-for f in "${parts[@]}"; do
-    if [ -f "$f" ] && { [ "$f" != sql/decode.sql ] || [ -f sql/managed/accessors.sql ]; }; then
-        have+=("$f")
-    else
-        echo "managed.sh: $f is not there yet: left out" >&2
-    fi
+for f in "${parts[@]}" sql/managed/config_dump.sql; do
+    [ -f "$f" ] || { echo "managed.sh: $f is missing" >&2; exit 1; }
 done
-parts=("${have[@]}")
 
 script() { # $1: tle or plain
     for f in "${parts[@]}"; do
@@ -75,26 +66,23 @@ tle() {
 -- Running it again registers what is missing and changes nothing else.
 -- docs/managed.md says what holds here and what differs from the native edition.
 DO \$register\$
+DECLARE
+    -- The install script, once: the registration of a first version and
+    -- that of a further one take the same text.
+    body pg_catalog.text := $tag_tle
+HEAD
+    script tle
+    cat <<TAIL
+$tag_tle;
 BEGIN
     IF NOT EXISTS (SELECT FROM pgtle.available_extension_versions() v
                     WHERE v.name OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name) THEN
         PERFORM pgtle.install_extension('snowflake_id', '$version',
-            'Snowflake IDs (managed edition: SQL and PL/pgSQL only)',
-$tag_tle
-HEAD
-    script tle
-    cat <<MID
-$tag_tle,
-            ARRAY['plpgsql']);
+            'Snowflake IDs (managed edition: SQL and PL/pgSQL only)', body, ARRAY['plpgsql']);
     ELSIF NOT EXISTS (SELECT FROM pgtle.available_extension_versions() v
                        WHERE v.name OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name
                          AND v.version OPERATOR(pg_catalog.=) '$version') THEN
-        PERFORM pgtle.install_extension_version_sql('snowflake_id', '$version',
-$tag_tle
-MID
-    script tle
-    cat <<TAIL
-$tag_tle);
+        PERFORM pgtle.install_extension_version_sql('snowflake_id', '$version', body);
     END IF;
 END
 \$register\$;
