@@ -10,6 +10,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -525,10 +526,11 @@ fn the_plain_script_installs_without_pg_tle() {
     assert!(more[0] > got[499]);
 }
 
-/// The raise race: with 4 or 5 sequence bits (16 or 32 IDs per ms) a dozen
+/// The raise race: with 4 to 8 sequence bits (16 to 256 IDs per ms) a dozen
 /// sessions drawing single IDs keep the counter a few values behind the
-/// clock's floor at each millisecond boundary (which of the two depends on
-/// the machine's speed: both run), so raises run every millisecond while the
+/// clock's floor at each millisecond boundary (which layout does depends on
+/// the machine's speed: a faster one than its rate keeps the counter ahead
+/// and hardly raises; all four run), so raises run every millisecond while the
 /// other sessions' draws climb past the raise's target. Without the seqlock
 /// (a raise reads the counter, then setval) a value drawn between the two is
 /// issued again, or a session gets an ID below its last: within seconds.
@@ -537,7 +539,7 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
     let Some(bin) = managed_bin() else { return };
     let m = Managed::bare(&bin, &["max_connections = 40"]);
     let mut raises = 0;
-    for bits in [4, 5] {
+    for bits in [4, 5, 6, 8] {
         let db = format!("race{bits}");
         m.cluster.sql(&format!("CREATE DATABASE {db} OWNER admin"));
         m.as_user("postgres", &db).batch_execute("CREATE EXTENSION pg_tle").unwrap();
@@ -551,23 +553,34 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             ))
             .unwrap();
         let sessions = 14;
-        let barrier = Arc::new(Barrier::new(sessions));
+        let barrier = Arc::new(Barrier::new(sessions + 1));
+        let stop = Arc::new(AtomicBool::new(false));
         let handles: Vec<_> = (0..sessions)
             .map(|_| {
                 let mut client = m.as_user("admin", &db);
-                let barrier = barrier.clone();
+                let (barrier, stop) = (barrier.clone(), stop.clone());
                 thread::spawn(move || {
                     let stmt = client.prepare("SELECT snowflake_nextval()").unwrap();
                     barrier.wait();
                     let mut got = Vec::new();
-                    let deadline = Instant::now() + Duration::from_secs(7);
-                    while Instant::now() < deadline {
+                    while !stop.load(Ordering::Relaxed) {
                         got.push(client.query_one(&stmt, &[]).expect("draw").get::<_, i64>(0));
                     }
                     got
                 })
             })
             .collect();
+        // At least 5 s of racing, and on until this layout has raised 600
+        // times, at most 15 s: the count below then says what the race lacked.
+        barrier.wait();
+        let started = Instant::now();
+        let generation = "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation') / 2";
+        while started.elapsed() < Duration::from_secs(5)
+            || (one(&mut admin, generation) < 600 && started.elapsed() < Duration::from_secs(15))
+        {
+            thread::sleep(Duration::from_millis(100));
+        }
+        stop.store(true, Ordering::Relaxed);
         let all: Vec<Vec<i64>> = handles.into_iter().map(|h| h.join().expect("session")).collect();
         let mut seen = HashSet::new();
         let (mut repeats, mut backwards) = (0, 0);
