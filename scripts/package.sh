@@ -40,7 +40,7 @@ stage="$work/stage"
 
 profile=${PACKAGE_PROFILE:-release}
 echo "package: building snowflake_id $version ($profile) for $("$PG_CONFIG" --version)"
-cargo pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
+bash scripts/cargo.sh pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
 
 # cargo pgrx package lays the files out under the build server's own
 # directories (a private prefix for 16-18); the package puts them where

@@ -5,7 +5,7 @@
 # SQL basics of tests/sql_basics.rs on every major), and on the newest major
 # PostgreSQL's own regression suite with the library loaded, compared with a
 # run without it. Installs what is missing first (scripts/setup.sh); the
-# servers of 16-18 build in the background meanwhile (log:
+# servers of 16-19 are installed in the background meanwhile (log:
 # target/pg_servers.log). Each major's tests start as soon as its server is
 # there and the library installed, and run beside the other majors' (each
 # major's binaries in LANES lanes; logs in target/test-logs/, printed at the
@@ -19,20 +19,21 @@
 # names it. The guard tests of tests/logical.rs also run once without the
 # guard (SNOWFLAKE_LOGICAL_NO_GUARD=1), where each must fail.
 #
-#   bash scripts/test.sh                  everything, on 15, 16, 17 and 18
+#   bash scripts/test.sh                  everything, on 15, 16, 17, 18 and 19
 #   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
 #                                         server build; any single major works)
-#   PG_MAJORS="15 18" SNOWFLAKE_SKIP=server_lifecycle::pg_upgrade_to_the_newest_major_with_the_library_preloaded_in_both_clusters \
-#       bash scripts/test.sh              15 and 18 without 17, which pg_upgrade to 18 starts from
+#   PG_MAJORS="15 19" SNOWFLAKE_SKIP=server_lifecycle::pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters \
+#       bash scripts/test.sh              15 and 19 without 18, which pg_upgrade to 19 starts from
 #
-#   PG_MAJORS="15 16 17 18"   the majors to test (default: all four)
-#   FULL_MAJORS="15 18"       the majors that run every integration test; the
-#                             others run SUBSET_TESTS. 15 and 18 are the oldest
+#   PG_MAJORS="15 16 17 18 19"  the majors to test (default: all five)
+#   FULL_MAJORS="15 19"       the majors that run every integration test; the
+#                             others run SUBSET_TESTS. 15 and 19 are the oldest
 #                             and the newest supported.
 #   CORE_REGRESS_MAJORS="18"  the majors whose own regression suite (make
 #                             installcheck of its source) runs with the library
 #                             and without it, compared (scripts/core_regress.sh;
-#                             17 or 18: the majors built from source here).
+#                             17 or 18: the majors built from source here; 19
+#                             comes as binary packages, without the suite).
 #   LANES=2                   test binaries of one major that run at once
 #                             (LANES=1: one after another)
 #   SNOWFLAKE_SKIP="binary::test ..."  tests that cannot run their subject
@@ -53,11 +54,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_MAJORS="15 16 17 18"
+ALL_MAJORS="15 16 17 18 19"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
-FULL_MAJORS=${FULL_MAJORS:-"15 18"}
+FULL_MAJORS=${FULL_MAJORS:-"15 19"}
 CORE_REGRESS_MAJORS=${CORE_REGRESS_MAJORS:-18}
-# On 16 and 17: the SQL basics, generation, restarts and crashes, replication
+# On 16, 17 and 18: the SQL basics, generation, restarts and crashes, replication
 # and failover, the upgrade from 0.1.0, how close IDs stay to the clock, what
 # monitoring sees (wait events differ by major), commands that wait for every
 # process, planning errors, pg_upgrade and removing the library, and logical
@@ -139,12 +140,13 @@ trap 'exit 143' TERM
 block "setup: Debian packages"
 bash scripts/setup.sh --packages
 
-# The servers of 16-18 (and the source tree of the core suite's major) build
-# in the background while cargo-pgrx installs and the tests compile: on 2
-# cores the two fill each other's idle time (configure, links, bindgen).
-# 18 first: it runs every test, so it is the longest to test; then 16, a
-# download (PyPI's pgserver) and one small module; 17, built from source,
-# last. Each major is announced in target/pg_servers.ready/ as soon as it is
+# The servers of 16-19 (and the source tree of the core suite's major) are
+# installed in the background while cargo-pgrx installs and the tests
+# compile: on 2 cores the two fill each other's idle time (configure, links,
+# bindgen). 19 first: it runs every test, so it is the longest to test, and
+# it is a download (Debian's packages in a sid root); then 18, whose core
+# regression suite is the longest single job; 16, a download (PyPI's
+# pgserver) and one small module; 17, built from source, last. Each major is announced in target/pg_servers.ready/ as soon as it is
 # there, and its tests start while the next one builds.
 mkdir -p target
 servers_log=$PWD/target/pg_servers.log
@@ -153,7 +155,7 @@ rm -rf "$ready_dir"
 mkdir -p "$ready_dir"
 servers_majors=""
 regress_majors=""
-for major in 18 16 17; do
+for major in 19 18 16 17; do
     ! in_list "$major" "$PG_MAJORS" || servers_majors+=" $major"
 done
 for major in $PG_MAJORS; do
@@ -171,12 +173,12 @@ bash scripts/setup.sh --no-servers
 
 block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links"
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+bash scripts/cargo.sh clippy --all-targets -- -D warnings
 python3 scripts/import_graph.py
 python3 scripts/check_doc_links.py
 
 block "core: unit and property tests, no PostgreSQL"
-cargo test -p snowflake_id_core
+bash scripts/cargo.sh test -p snowflake_id_core
 
 block "client test dependencies: psycopg, SQLAlchemy, Django (target/test-venv); pg, knex (target/test-node)"
 venv=target/test-venv
@@ -208,7 +210,7 @@ fi
 # while they run, and the next major's install needs it.
 block "integration tests: build once for every major"
 test_bins=$PWD/target/test-binaries
-cargo test -p snowflake_id --test '*' --no-run --message-format=json-render-diagnostics |
+bash scripts/cargo.sh test -p snowflake_id --test '*' --no-run --message-format=json-render-diagnostics |
     python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -354,17 +356,20 @@ run_binaries() {
                 "$status" "$major" "$failed_ok" "$total" $((SECONDS - t0)) >&3
             continue
         fi
-        # pg_upgrade to 18 starts from 17 with the library installed: wait
-        # for this run's install of 17 rather than use a stale one (bounded,
-        # and not past the end of test.sh itself); without 17 in this run,
-        # the test has no old server (it fails unless SNOWFLAKE_SKIP names it).
+        # pg_upgrade to 18 starts from 17, to 19 from 18, with the library
+        # installed: wait for this run's install of the major before rather
+        # than use a stale one (bounded, and not past the end of test.sh
+        # itself); without it in this run, the tests have no old server
+        # (they fail unless SNOWFLAKE_SKIP names them).
         old_bin=""
-        if [ "$major" = 18 ] && [ "$name" = server_lifecycle ] && in_list 17 "$PG_MAJORS"; then
-            while [ ! -e "$logs/installed-17" ] && [ ! -e "$logs/install-failed-17" ] && ((SECONDS - t0 < 3600)); do
+        local before=$((major - 1))
+        if ((major >= 18)) && [ "$name" = server_lifecycle ] && in_list "$before" "$PG_MAJORS"; then
+            while [ ! -e "$logs/installed-$before" ] && [ ! -e "$logs/install-failed-$before" ] &&
+                ((SECONDS - t0 < 3600)); do
                 kill -0 "$main_pid" 2>/dev/null || return 1
                 sleep 2
             done
-            [ ! -e "$logs/installed-17" ] || old_bin=$(bash scripts/pg_servers.sh --bindir 17)
+            [ ! -e "$logs/installed-$before" ] || old_bin=$(bash scripts/pg_servers.sh --bindir "$before")
         fi
         status=ok
         if ! TMPDIR="$pgdata_parent" SNOWFLAKE_PG_BIN="$bindir" SNOWFLAKE_OLD_PG_BIN="$old_bin" SNOWFLAKE_SKIP_LOG="$skips" \
@@ -525,7 +530,7 @@ install_and_start() {
     bindir=$(bash scripts/pg_servers.sh --bindir "$major") || return 1
     version=$("$pg_config" --version)
     block "$version: build and install the extension, and 0.1.0's script for the upgrade test"
-    cargo pgrx install --pg-config "$pg_config" >/dev/null || return 1
+    bash scripts/cargo.sh pgrx install --pg-config "$pg_config" >/dev/null || return 1
     install -m 644 sql/snowflake_id--0.1.0.sql "$("$pg_config" --sharedir)/extension/" || return 1
     touch "$logs/installed-$major"
     # The managed edition's tests (tests/managed.rs) need a server that does
