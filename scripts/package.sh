@@ -20,8 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_MAJOR=${PG_MAJOR:-15}
-case "$PG_MAJOR" in 15 | 16 | 17 | 18) ;; *)
-    echo "package: unsupported PG_MAJOR '$PG_MAJOR' (15, 16, 17 or 18)" >&2
+case "$PG_MAJOR" in 15 | 16 | 17 | 18 | 19) ;; *)
+    echo "package: unsupported PG_MAJOR '$PG_MAJOR' (15 to 19)" >&2
     exit 1
     ;;
 esac
@@ -43,7 +43,7 @@ echo "package: building snowflake_id $version ($profile) for $("$PG_CONFIG" --ve
 bash scripts/cargo.sh pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
 
 # cargo pgrx package lays the files out under the build server's own
-# directories (a private prefix for 16-18); the package puts them where
+# directories (a private prefix for 16-18, the sid root for 19); the package puts them where
 # postgresql-NN keeps extensions.
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir="$("$PG_CONFIG" --sharedir)/extension"
@@ -77,7 +77,7 @@ Description: Snowflake IDs for PostgreSQL $PG_MAJOR
  generator: 64-bit, time-ordered bigint keys, unique across backends,
  restarts, crashes and failovers, and across servers with distinct worker
  ids. Load it with shared_preload_libraries, set snowflake_id.worker_id,
- then CREATE EXTENSION snowflake_id.
+ then CREATE EXTENSION snowflake_id. Built for each of PostgreSQL 15 to 19.
 CONTROL
 
 mkdir -p dist
