@@ -249,7 +249,7 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
 }
 
 /// A typo in `snowflake_advance_past` must not ruin the server for good
-/// (issue 16: `snowflake_advance_past(9000000000000000000)` moved 0.2.0's
+/// (`snowflake_advance_past(9000000000000000000)` moved 0.2.0's
 /// IDs to 2092 and, after a restart, exhausted the layout): an ID more than a
 /// day ahead of the clock is refused, with the instant it decodes to and how
 /// to insist, and the mark does not move; `force => true` moves it, and a

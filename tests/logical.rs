@@ -1,4 +1,4 @@
-//! Logical replication with the library on every node (issue 33): servers
+//! Logical replication with the library on every node: servers
 //! that all take writes and exchange rows (active-active), and a subscriber
 //! that takes over the writes (blue/green). Every node is a real server
 //! with `wal_level = logical`, subscribing to the others over their Unix
@@ -542,7 +542,7 @@ fn the_guard_is_on_every_table_with_a_snowflake_default_and_only_there() {
     n.sql("ALTER TABLE later ALTER COLUMN id SET DEFAULT snowflake_nextval()");
     // A partitioned table given the default on its parent (the usual
     // migration), and a partition attached afterwards: the leaves are
-    // guarded (helper-10's review: the event trigger saw the parent only).
+    // guarded (the event trigger once saw the parent only).
     n.sql(
         "CREATE TABLE pp (id bigint NOT NULL, v int) PARTITION BY RANGE (v);
          CREATE TABLE pp1 PARTITION OF pp FOR VALUES FROM (0) TO (100);
@@ -682,7 +682,7 @@ fn apply_throughput_with_and_without_the_guard() {
     assert_eq!(errors_in_log(&subscriber), Vec::<String>::new());
 }
 
-/// `snowflake_cluster_check()` on a subscriber (issue 33, item 2): the
+/// `snowflake_cluster_check()` on a subscriber: the
 /// publisher of each subscription is asked for its status. A publisher
 /// issuing with this node's worker id is named, and so is this node; one
 /// with a worker id of its own is not; one without the extension, or down,
@@ -747,7 +747,7 @@ fn the_cluster_check_names_a_publisher_sharing_this_nodes_worker_id() {
 
 /// A subscriber table with a column the publisher does not send, defaulting
 /// to `snowflake_nextval()`: the apply worker evaluates that default, so an
-/// apply can meet the generator's `max_drift` (issue 33, item 5).
+/// apply can meet the generator's `max_drift`.
 const LOCAL_KEY: &str =
     "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node text NOT NULL, n int, \
                          local bigint NOT NULL DEFAULT snowflake_nextval())";
@@ -833,9 +833,9 @@ fn an_apply_waiting_out_max_drift_is_interrupted_at_once() {
     assert_eq!(apply_pid(), 0, "the disabled subscription's worker came back");
 }
 
-/// Review of 0.6.0 (rev33): the publishers behind this node's subscriptions
-/// are compared row by row, so one publisher behind two subscriptions, or a
-/// database of this very server behind a subscription, reads as a "shared"
+/// In 0.6.0 as first written, the publishers behind this node's
+/// subscriptions were compared row by row, so one publisher behind two subscriptions, or a
+/// database of this very server behind a subscription, read as a "shared"
 /// worker id. Neither shares anything: one generator issues each, and this
 /// server's databases share its generator. The check must name nothing.
 #[test]
@@ -880,13 +880,13 @@ fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_n
     );
 }
 
-/// Review of 0.6.0 (rev33), item 2: publishers that accept a connection and
-/// never answer (a Python-like listener here) once took 10 s to connect,
-/// and 10 s per query, each, one after another: six of them took a minute,
-/// the cluster watch's whole allowance for the check. All publishers
-/// together now get a few seconds (6 s), a disabled subscription's 1 s of
-/// it; the rest are named "not checked: out of time". (The bound asserted
-/// is generous: it tells a shared budget from ten seconds a publisher.)
+/// Publishers that accept a connection and never answer (a Python-like
+/// listener here) once took 10 s to connect, and 10 s per query, each, one
+/// after another: six of them took a minute, the cluster watch's whole
+/// allowance for the check. All publishers together now get a few seconds
+/// (6 s), a disabled subscription's 1 s of it; the rest are named "not
+/// checked: out of time". (The bound asserted is generous: it tells a shared budget
+/// from ten seconds a publisher.)
 #[test]
 fn publishers_that_never_answer_cost_the_check_one_short_budget_in_all() {
     use std::net::TcpListener;
@@ -918,10 +918,10 @@ fn publishers_that_never_answer_cost_the_check_one_short_budget_in_all() {
     assert!(rows.iter().any(|(_, p)| p.starts_with("not checked: out of time")), "{rows:?}");
 }
 
-/// Review of 0.6.0 (rev33), item 4: a subscription's name (from 16, any
-/// role with pg_create_subscription chooses one) is shown in the check's
-/// rows, and the cluster watch logs those rows as WARNING lines: a newline
-/// in it would forge a line of the log. Control characters are escaped.
+/// A subscription's name (from 16, any role with pg_create_subscription
+/// chooses one) is shown in the check's rows, and the cluster watch logs
+/// those rows as WARNING lines: a newline in it would forge a line of the
+/// log. Control characters are escaped.
 #[test]
 fn a_subscription_name_with_a_newline_is_shown_escaped() {
     let subscriber = node(&["snowflake_id.worker_id = 9"]);
@@ -938,7 +938,7 @@ fn a_subscription_name_with_a_newline_is_shown_escaped() {
 /// answers there: the server identity in each answer once read it under a
 /// CASE, which does not stop the function's EXECUTE being checked when the
 /// query starts; the publisher answered "permission denied" and a real
-/// shared worker id went unnamed (helper-22's review). The identity is now
+/// shared worker id went unnamed. The identity is now
 /// the postmaster's start and port, every role's to read.
 #[test]
 fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
@@ -969,7 +969,7 @@ fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
         .unwrap_or_else(|e| panic!("snowflake_cluster_check() as an ordinary role: {}", describe(&e)));
 }
 
-/// Issue 40, item 4: every writer of a replicated table is trusted with its
+/// Every writer of a replicated table is trusted with its
 /// key column, within a bound (docs/security.md, "Writers of replicated
 /// tables"). An ordinary writer on the publisher inserts a key carrying the
 /// subscriber's worker id: three minutes ahead, the subscriber follows it
@@ -1018,7 +1018,7 @@ fn a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead() {
 
 /// A guard trigger that names a column the table no longer has lets the
 /// row in and says so, rate-limited; its hint is the typed, schema-qualified
-/// call that makes the trigger anew (issue 40: an unqualified
+/// call that makes the trigger anew (an unqualified
 /// `snowflake_logical_guard()` is another role's to make ambiguous), and
 /// that call, run as the hint says, does.
 #[test]

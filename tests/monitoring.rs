@@ -474,7 +474,7 @@ fn mark_lsn_is_known_after_a_clean_restart() {
 fn a_wal_archiver_is_not_a_standby_that_has_the_mark() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "wal_level = replica"]);
     common::draw(&mut cluster.connect(), 1000);
-    let dir = tempfile::Builder::new().prefix("rev16_receivewal.").tempdir().expect("tempdir");
+    let dir = tempfile::Builder::new().prefix("receivewal.").tempdir().expect("tempdir");
     std::process::Command::new("chown").args(["postgres", dir.path().to_str().unwrap()]).status().expect("chown");
     let socket = cluster.socket_dir().display().to_string();
     let port = cluster.port.to_string();
