@@ -252,7 +252,7 @@ declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [flee
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
     [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10
-    [registry_model]=60 [logical]=75 [logical_no_guard]=60)
+    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5)
 
 # What one test binary ran, from its output $1 and its skip records $2
 # (tests/common/mod.rs appends one per skipped test to SNOWFLAKE_SKIP_LOG;
