@@ -16,15 +16,18 @@
 //!   id are named within seconds while the apply keeps running; IDs that
 //!   cannot be ours are left alone.
 //!
-//! A piece that cannot run on the major under test prints SKIPPED and passes.
+//! A piece that cannot run on the major under test is skipped through
+//! tests/common (`not_on_this_major`, `only_on_major`, `cannot_run`), which
+//! records the skip for scripts/test.sh.
 //! `SNOWFLAKE_LOGICAL_NO_GUARD=1` disables the guard's trigger on every
 //! table these tests make: the guard's tests must then fail (that is how
-//! each was seen to test its guard).
+//! each was seen to test its guard). Their names start with `guard_`,
+//! which is how scripts/test.sh finds them (`pglogical` in the name: on 15
+//! only); a test that passes without the guard must not be named so.
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::thread;
@@ -179,13 +182,7 @@ fn native_pair(conf_a: &[&str], conf_b: &[&str]) -> (Cluster, Cluster) {
 #[test]
 fn native_active_active_with_origin_none_converges() {
     if common::pg_major() < 16 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED on PostgreSQL {} ({}): origin = none needs 16 or newer",
-            common::pg_major(),
-            common::bin()
-        );
-        return;
+        return common::not_on_this_major("origin = none needs 16 or newer");
     }
     let (a, b) = native_pair(&["snowflake_id.worker_id = 1"], &["snowflake_id.worker_id = 2"]);
     let made = insert_everywhere(&[&a, &b], 15, 400);
@@ -197,7 +194,10 @@ fn native_active_active_with_origin_none_converges() {
     }
 }
 
-/// True when pglogical can run here (PostgreSQL 15 with pglogical.so).
+/// True when pglogical can run here (PostgreSQL 15 with pglogical.so);
+/// otherwise says the test is skipped and why, through tests/common: on
+/// another major by design, on 15 without pglogical only when the test
+/// command skips it by name.
 fn pglogical_here() -> bool {
     if !common::only_on_major(15, "pglogical is packaged for Debian 12's PostgreSQL 15 only") {
         return false;
@@ -208,13 +208,10 @@ fn pglogical_here() -> bool {
     );
     let lib = Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("pglogical.so");
     if !lib.exists() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED on PostgreSQL 15 ({}): pglogical is not installed ({} is missing; bash scripts/setup.sh \
-             installs postgresql-15-pglogical)",
-            common::bin(),
+        common::cannot_run(&format!(
+            "pglogical is not installed ({} is missing; bash scripts/setup.sh installs postgresql-15-pglogical)",
             lib.display()
-        );
+        ));
     }
     lib.exists()
 }
@@ -361,7 +358,7 @@ fn green_takes_over(green: &Cluster, received: &[i64]) {
 }
 
 #[test]
-fn a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id() {
+fn guard_a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id() {
     let (blue, green, _clock) = blue_and_green("-5s");
     let received = blue_writes_green_receives(&blue, &green);
     assert!(received.iter().all(|id| worker_of(*id) == 7));
@@ -376,7 +373,7 @@ fn a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id()
 /// worker id 7, read from pglogical's own catalog: expected while green
 /// only receives, a problem once both take writes.
 #[test]
-fn a_pglogical_blue_green_successor_with_its_clock_behind_issues_above_every_received_id() {
+fn guard_a_pglogical_blue_green_successor_with_its_clock_behind_issues_above_every_received_id() {
     if !pglogical_here() {
         return;
     }
@@ -396,7 +393,7 @@ fn a_pglogical_blue_green_successor_with_its_clock_behind_issues_above_every_rec
 }
 
 #[test]
-fn the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
+fn guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
     let (blue, mut green, clock) = blue_and_green("-60s");
     let bursting = thread::scope(|s| {
         let writer = s.spawn(|| insert_everywhere(&[&blue], 8, 5_000));
@@ -424,7 +421,7 @@ fn the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst() {
 const NO_KEY: &str = "CREATE TABLE t (id bigint NOT NULL DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
 
 #[test]
-fn two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_keeps_running() {
+fn guard_two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_keeps_running() {
     let a = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'a'"]);
     let b = node(&["snowflake_id.worker_id = 3", "snowflake_id.node_name = 'b'"]);
     for n in [&a, &b] {
@@ -436,7 +433,7 @@ fn two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_k
 }
 
 #[test]
-fn pglogical_peers_sharing_a_worker_id_are_named_too() {
+fn guard_pglogical_peers_sharing_a_worker_id_are_named_too() {
     if !pglogical_here() {
         return;
     }
@@ -505,7 +502,7 @@ fn a_names_the_shared_worker_id(a: &Cluster, b: &Cluster) {
 }
 
 #[test]
-fn received_ids_that_cannot_be_ours_are_left_alone() {
+fn guard_received_ids_that_cannot_be_ours_are_left_alone() {
     let publisher = node(&["snowflake_id.worker_id = 1"]);
     create_table(&publisher, TABLE);
     publisher.sql("CREATE PUBLICATION p FOR TABLE t");
@@ -767,7 +764,7 @@ fn ahead_sql(worker: i64, minutes: i64) -> String {
 /// session's wait out `max_drift` for the four minutes: no caller waited at
 /// all, and every ID issued afterwards is above the received one.
 #[test]
-fn an_apply_of_ids_minutes_ahead_never_waits_out_max_drift() {
+fn guard_an_apply_of_ids_minutes_ahead_never_waits_out_max_drift() {
     let publisher = node(&["snowflake_id.worker_id = 1"]);
     create_table(&publisher, TABLE);
     publisher.sql("CREATE PUBLICATION p FOR TABLE t");
@@ -979,7 +976,7 @@ fn a_server_without_pg_control_system_for_the_role_is_still_compared() {
 /// and the second such row, after the subscriber issued IDs, is reported
 /// as a peer sharing its worker id.
 #[test]
-fn a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead() {
+fn guard_a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead() {
     let publisher = node(&["snowflake_id.worker_id = 1"]);
     create_table(&publisher, TABLE);
     publisher.sql("CREATE PUBLICATION p FOR TABLE t; CREATE ROLE writer LOGIN; GRANT INSERT ON t TO writer;");
