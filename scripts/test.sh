@@ -235,19 +235,55 @@ done
 pgdata_parent=$(mktemp -d /tmp/snowflake_id_pgtest.XXXXXX)
 chmod 755 "$pgdata_parent"
 logs=$PWD/target/test-logs
+# Seconds each test binary took when it last ran, per major: the last field
+# of the last run's target/test-logs/pgNN.results/NAME, kept across runs in
+# target/test-timings ("major name seconds" lines; a run of some majors
+# keeps the others' figures). How a major's binaries are dealt out to its
+# lanes (lane_weight), read before the last run's logs go.
+test_timings=$PWD/target/test-timings
+declare -A last_secs=()
+if [ -f "$test_timings" ]; then
+    while read -r t_major t_name t_secs; do last_secs["$t_major $t_name"]=$t_secs; done <"$test_timings"
+fi
+for result in "$logs"/pg*.results/*; do
+    [ -f "$result" ] || continue
+    t_major=${result#"$logs"/pg}
+    t_major=${t_major%%.results/*}
+    t_secs=$(awk '{ print $NF }' "$result")
+    if [[ "$t_secs" =~ ^[0-9]+$ ]]; then last_secs["$t_major ${result##*/}"]=$t_secs; fi
+done
+for key in "${!last_secs[@]}"; do echo "$key ${last_secs[$key]}"; done | sort >"$test_timings"
 rm -rf "$logs"
 mkdir -p "$logs"
 # A test binary that runs longer than this is stopped and counts as failed
 # (the slowest takes about 2 minutes alone, 4 beside the others).
 BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 
-# Seconds each test binary took on 15 (alone, on 2 cores): how the binaries
-# of one major are dealt out to its lanes. A new binary counts as 30.
-declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
+# For a machine that has not timed a run yet: seconds each test binary
+# took on 15 (alone, on 2 cores), measured by hand once.
+declare -A first_weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10
+    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=110 [citus]=65 [hostile]=60 [text_forms]=10
     [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5)
+
+# The weight of binary $2 on major $1, by which the binaries of one major
+# are dealt out to its lanes: its seconds on that major when it last ran;
+# else on another major; else first_weight; else 30 (a new binary).
+lane_weight() {
+    local key
+    if [ -n "${last_secs["$1 $2"]:-}" ]; then
+        echo "${last_secs["$1 $2"]}"
+        return
+    fi
+    for key in "${!last_secs[@]}"; do
+        if [ "${key#* }" = "$2" ]; then
+            echo "${last_secs[$key]}"
+            return
+        fi
+    done
+    echo "${first_weight[$2]:-30}"
+}
 
 # What one test binary ran, from its output $1 and its skip records $2
 # (tests/common/mod.rs appends one per skipped test to SNOWFLAKE_SKIP_LOG;
@@ -460,11 +496,11 @@ test_major() {
     done
     for ((i = 0; i < LANES; i++)); do load[i]=0 lanes[i]=""; done
     # The heaviest first, each to the lane with the least so far.
-    for name in $(for n in "${rest[@]}"; do echo "${weight[$n]:-30} $n"; done | sort -rn | awk '{ print $2 }'); do
+    for name in $(for n in "${rest[@]}"; do echo "$(lane_weight "$major" "$n") $n"; done | sort -rn | awk '{ print $2 }'); do
         best=0
         for ((i = 1; i < LANES; i++)); do ((load[i] >= load[best])) || best=$i; done
         lanes[best]+=" $name"
-        load[best]=$((load[best] + ${weight[$name]:-30}))
+        load[best]=$((load[best] + $(lane_weight "$major" "$name")))
     done
     for ((i = 0; i < LANES; i++)); do
         [ -n "${lanes[i]}" ] || continue
