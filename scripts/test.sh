@@ -163,7 +163,7 @@ fi
 block "setup: toolchain (servers of${servers_majors:- none} building in the background)"
 bash scripts/setup.sh --no-servers
 
-block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links, dist/"
+block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links, dist/, the README's size"
 cargo fmt --all -- --check
 bash scripts/cargo.sh clippy --all-targets -- -D warnings
 python3 scripts/import_graph.py
@@ -171,6 +171,13 @@ python3 scripts/check_doc_links.py
 # dist/ is committed but generated: it must be what scripts/managed.sh
 # writes from sql/ now (run it and commit dist/ when this fails).
 bash scripts/managed.sh --check
+# The README is the way in for three audiences and leads to docs/ for the
+# detail: at most 36 KB, so that detail goes where it belongs.
+readme_bytes=$(wc -c <README.md)
+if ((readme_bytes > 36864)); then
+    echo "== FAILED: README.md is $readme_bytes bytes, over its 36,864 (36 KB): move detail to docs/" >&2
+    exit 1
+fi
 
 block "core: unit and property tests, no PostgreSQL"
 bash scripts/cargo.sh test -p snowflake_id_core
