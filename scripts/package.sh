@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds dist/postgresql-NN-snowflake-id_<version>_<arch>.deb from
+# Builds target/debian/postgresql-NN-snowflake-id_<version>_<arch>.deb from
 # `cargo pgrx package`: the library and the extension's control and SQL
 # files, nothing else, depending on postgresql-NN, laid out as Debian's and
 # PGDG's postgresql-NN packages expect (/usr/lib/postgresql/NN/lib,
 # /usr/share/postgresql/NN/extension). Installs what building needs first
-# (scripts/setup.sh).
+# (scripts/setup.sh). A build output, so under target/ (dist/ holds only
+# what scripts/managed.sh generates and the repository commits).
 #
 #   PACKAGE_PROFILE=release (default) the cargo profile of the library; the
 #   test command builds it with dev, the profile every other step of a test
@@ -31,7 +32,7 @@ PG_CONFIG=$(bash scripts/pg_servers.sh --pg-config "$PG_MAJOR")
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 arch=$(dpkg --print-architecture)
-out="dist/${PACKAGE}_${version}_${arch}.deb"
+out="target/debian/${PACKAGE}_${version}_${arch}.deb"
 
 work=$(mktemp -d /tmp/snowflake_id_package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -80,6 +81,6 @@ Description: Snowflake IDs for PostgreSQL $PG_MAJOR
  then CREATE EXTENSION snowflake_id. Built for each of PostgreSQL 15 to 19.
 CONTROL
 
-mkdir -p dist
+mkdir -p target/debian
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$out" >/dev/null
 echo "package: $out"

@@ -70,18 +70,10 @@ read -r first_major _ <<<"$PG_MAJORS"
 NO_GUARD_MAJORS=${NO_GUARD_MAJORS-$first_major}
 # The guard tests of tests/logical.rs (a successor issuing above what it
 # received, a shared worker id named, an implausible ID reported, an apply
-# moving the generator past IDs ahead): with the guard's trigger disabled
-# (SNOWFLAKE_LOGICAL_NO_GUARD=1) each must fail; on 15 also the pglogical
-# ones (pglogical is packaged for 15 only). Each was seen failing so; a
-# guard test added to tests/logical.rs belongs here.
-NO_GUARD_TESTS=(a_blue_green_successor_with_its_clock_behind_issues_above_every_received_id
-    the_guard_survives_a_subscriber_kill_9_in_the_middle_of_a_burst
-    two_peers_issuing_with_one_worker_id_are_named_within_seconds_and_the_apply_keeps_running
-    received_ids_that_cannot_be_ours_are_left_alone
-    an_apply_of_ids_minutes_ahead_never_waits_out_max_drift
-    a_publishers_writer_moves_a_subscriber_at_most_five_minutes_ahead)
-NO_GUARD_TESTS_15=(a_pglogical_blue_green_successor_with_its_clock_behind_issues_above_every_received_id
-    pglogical_peers_sharing_a_worker_id_are_named_too)
+# moving the generator past IDs ahead) are the ones named guard_*: with the
+# guard's trigger disabled (SNOWFLAKE_LOGICAL_NO_GUARD=1) each must fail;
+# those with pglogical in their name on 15 only (pglogical is packaged for
+# 15 only). Each was seen failing so.
 
 in_list() { [[ " $2 " == *" $1 "* ]]; }
 # A misspelt major would otherwise test nothing and pass.
@@ -171,11 +163,21 @@ fi
 block "setup: toolchain (servers of${servers_majors:- none} building in the background)"
 bash scripts/setup.sh --no-servers
 
-block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links"
+block "style: cargo fmt, cargo clippy, the import graph (no loop, no use of a higher layer), the docs' links, dist/, the README's size"
 cargo fmt --all -- --check
 bash scripts/cargo.sh clippy --all-targets -- -D warnings
 python3 scripts/import_graph.py
 python3 scripts/check_doc_links.py
+# dist/ is committed but generated: it must be what scripts/managed.sh
+# writes from sql/ now (run it and commit dist/ when this fails).
+bash scripts/managed.sh --check
+# The README is the way in for three audiences and leads to docs/ for the
+# detail: at most 36 KB, so that detail goes where it belongs.
+readme_bytes=$(wc -c <README.md)
+if ((readme_bytes > 36864)); then
+    echo "== FAILED: README.md is $readme_bytes bytes, over its 36,864 (36 KB): move detail to docs/" >&2
+    exit 1
+fi
 
 block "core: unit and property tests, no PostgreSQL"
 bash scripts/cargo.sh test -p snowflake_id_core
@@ -240,19 +242,55 @@ done
 pgdata_parent=$(mktemp -d /tmp/snowflake_id_pgtest.XXXXXX)
 chmod 755 "$pgdata_parent"
 logs=$PWD/target/test-logs
+# Seconds each test binary took when it last ran, per major: the last field
+# of the last run's target/test-logs/pgNN.results/NAME, kept across runs in
+# target/test-timings ("major name seconds" lines; a run of some majors
+# keeps the others' figures). How a major's binaries are dealt out to its
+# lanes (lane_weight), read before the last run's logs go.
+test_timings=$PWD/target/test-timings
+declare -A last_secs=()
+if [ -f "$test_timings" ]; then
+    while read -r t_major t_name t_secs; do last_secs["$t_major $t_name"]=$t_secs; done <"$test_timings"
+fi
+for result in "$logs"/pg*.results/*; do
+    [ -f "$result" ] || continue
+    t_major=${result#"$logs"/pg}
+    t_major=${t_major%%.results/*}
+    t_secs=$(awk '{ print $NF }' "$result")
+    if [[ "$t_secs" =~ ^[0-9]+$ ]]; then last_secs["$t_major ${result##*/}"]=$t_secs; fi
+done
+for key in "${!last_secs[@]}"; do echo "$key ${last_secs[$key]}"; done | sort >"$test_timings"
 rm -rf "$logs"
 mkdir -p "$logs"
 # A test binary that runs longer than this is stopped and counts as failed
 # (the slowest takes about 2 minutes alone, 4 beside the others).
 BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 
-# Seconds each test binary took on 15 (alone, on 2 cores): how the binaries
-# of one major are dealt out to its lanes. A new binary counts as 30.
-declare -A weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
+# For a machine that has not timed a run yet: seconds each test binary
+# took on 15 (alone, on 2 cores), measured by hand once.
+declare -A first_weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=35 [citus]=65 [hostile]=60 [text_forms]=10
-    [registry_model]=60 [logical]=75 [logical_no_guard]=60)
+    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=110 [citus]=65 [hostile]=60 [text_forms]=10
+    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5)
+
+# The weight of binary $2 on major $1, by which the binaries of one major
+# are dealt out to its lanes: its seconds on that major when it last ran;
+# else on another major; else first_weight; else 30 (a new binary).
+lane_weight() {
+    local key
+    if [ -n "${last_secs["$1 $2"]:-}" ]; then
+        echo "${last_secs["$1 $2"]}"
+        return
+    fi
+    for key in "${!last_secs[@]}"; do
+        if [ "${key#* }" = "$2" ]; then
+            echo "${last_secs[$key]}"
+            return
+        fi
+    done
+    echo "${first_weight[$2]:-30}"
+}
 
 # What one test binary ran, from its output $1 and its skip records $2
 # (tests/common/mod.rs appends one per skipped test to SNOWFLAKE_SKIP_LOG;
@@ -301,8 +339,15 @@ record_result() {
 # disabled: each must fail (a test that passes without the guard does not
 # test it), and none for a reason of its own (a subject it cannot run).
 run_without_guard() {
-    local major=$1 bindir=$2 exe=$3 out=$4 t rc=0 names=("${NO_GUARD_TESTS[@]}") failed_ok=0
-    [ "$major" != 15 ] || names+=("${NO_GUARD_TESTS_15[@]}")
+    local major=$1 bindir=$2 exe=$3 out=$4 t rc=0 names=() failed_ok=0
+    for t in $("$exe" --list --format terse | sed -n 's/^\(guard_[a-z0-9_]*\): test$/\1/p'); do
+        [[ "$major" != 15 && "$t" == *pglogical* ]] || names+=("$t")
+    done
+    if ((${#names[@]} == 0)); then
+        echo "== FAILED: tests/logical.rs has no guard_* test to run without the guard"
+        echo "1 0 0"
+        return
+    fi
     TMPDIR="$pgdata_parent" SNOWFLAKE_PG_BIN="$bindir" SNOWFLAKE_LOGICAL_NO_GUARD=1 SNOWFLAKE_SKIP_LOG=/dev/null \
         timeout -k 30 "$BINARY_TIMEOUT" "$exe" --exact "${names[@]}" >"$out" 2>&1 || true
     for t in "${names[@]}"; do
@@ -458,11 +503,11 @@ test_major() {
     done
     for ((i = 0; i < LANES; i++)); do load[i]=0 lanes[i]=""; done
     # The heaviest first, each to the lane with the least so far.
-    for name in $(for n in "${rest[@]}"; do echo "${weight[$n]:-30} $n"; done | sort -rn | awk '{ print $2 }'); do
+    for name in $(for n in "${rest[@]}"; do echo "$(lane_weight "$major" "$n") $n"; done | sort -rn | awk '{ print $2 }'); do
         best=0
         for ((i = 1; i < LANES; i++)); do ((load[i] >= load[best])) || best=$i; done
         lanes[best]+=" $name"
-        load[best]=$((load[best] + ${weight[$name]:-30}))
+        load[best]=$((load[best] + $(lane_weight "$major" "$name")))
     done
     for ((i = 0; i < LANES; i++)); do
         [ -n "${lanes[i]}" ] || continue

@@ -1076,7 +1076,7 @@ fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
 }
 
 /// PostgreSQL loads Citus by any spelling (`$libdir/citus`, `citus.so`, a
-/// path); the cluster watch must start for each (review of issue 23: with
+/// path); the cluster watch must start for each (once, with
 /// `$libdir/citus` it was silently absent, and 14,169 repeated IDs of two
 /// workers on one worker id went without a warning).
 #[test]
@@ -1103,7 +1103,7 @@ fn the_cluster_watch_starts_whatever_the_spelling_of_citus_in_the_preload_list()
 }
 
 /// A worker disabled with `citus_disable_node` keeps its metadata and goes on
-/// evaluating the DEFAULT of what a client sends it (review of issue 23: it
+/// evaluating the DEFAULT of what a client sends it (once it
 /// shared worker id 1 with worker1 and repeated 39,796 of its IDs, while
 /// `run_command_on_all_nodes`, which skips inactive nodes, left the check
 /// empty). The check asks it; once it is down, it is not reported.

@@ -1,4 +1,4 @@
-//! The logical peers `snowflake_cluster_check()` looks at (issue 33): the
+//! The logical peers `snowflake_cluster_check()` looks at: the
 //! publisher of each subscription of the current database, native
 //! (`pg_subscription`) and pglogical's (`pglogical.subscription`), asked
 //! over libpq for its `snowflake_id_status` the way the check asks a Citus
@@ -52,7 +52,8 @@ const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 
 /// sql/cluster.sql, whose `snowflake_cluster_check()` asks each Citus node
 /// the same two questions this module asks each publisher: its texts are
-/// the one place they are written (issue 42), read from it here.
+/// the one place they are written, read from it here, so that the two
+/// cannot drift apart.
 const CLUSTER_SQL: &str = include_str!("../../sql/cluster.sql");
 
 /// The text of the PL/pgSQL variable `name` in sql/cluster.sql: what
@@ -123,7 +124,7 @@ pub fn peers() -> Vec<Peer> {
     // takes their time. Within each, a different one first at each call
     // (the second of the clock): two dead publishers asked first every time
     // would spend the budget at every round, and the others would never be
-    // checked (helper-22's review). The check sorts its rows by node.
+    // checked. The check sorts its rows by node.
     found.sort_by(|a, b| (!a.enabled, &a.node).cmp(&(!b.enabled, &b.node)));
     let enabled = found.iter().filter(|f| f.enabled).count();
     let turn = usize::try_from(crate::pg::clock::now_unix_ms() / 1000).unwrap_or(0);

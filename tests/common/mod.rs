@@ -667,8 +667,9 @@ pub fn ids(client: &mut Client, sql: &str) -> Vec<i64> {
     client.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).iter().map(|r| r.get(0)).collect()
 }
 
-/// Draws `n` IDs in one statement on `client`, in the order they were made.
-pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
+/// Draws `n` IDs in one statement on `client`, in the order they were made
+/// (not sorted: tests of order read this order).
+pub fn draw_in_order(client: &mut Client, n: i64) -> Vec<i64> {
     client
         .query("SELECT snowflake_nextval() FROM generate_series(1, $1::bigint)", &[&n])
         .expect("draw")
