@@ -877,6 +877,46 @@ fn one_publisher_behind_two_subscriptions_and_this_server_behind_a_third_share_n
     );
 }
 
+/// Since 19 a subscription may connect through a foreign server (`CREATE
+/// SUBSCRIPTION ... SERVER`), with no connection string of its own: the
+/// check cannot ask that publisher (its connection string is built by the
+/// wrapper's C code), and says so by the server's name rather than "no
+/// connection string", which would be false.
+#[test]
+fn a_subscription_through_a_foreign_server_is_named_not_checked_with_its_server() {
+    if common::pg_major() < 19 {
+        return common::not_on_this_major("CREATE SUBSCRIPTION ... SERVER is new in 19");
+    }
+    let publisher = node(&["snowflake_id.worker_id = 7"]);
+    create_table(&publisher, TABLE);
+    publisher.sql("CREATE PUBLICATION p FOR TABLE t");
+    let subscriber = node(&["snowflake_id.worker_id = 8"]);
+    create_table(&subscriber, TABLE);
+    subscriber.sql("CREATE EXTENSION postgres_fdw");
+    subscriber.sql(&format!(
+        "CREATE SERVER pubsrv FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '{}', port '{}', dbname 'postgres')",
+        publisher.socket_dir().display(),
+        publisher.port
+    ));
+    subscriber.sql("CREATE USER MAPPING FOR postgres SERVER pubsrv OPTIONS (user 'postgres')");
+    subscriber.sql("CREATE SUBSCRIPTION through_server SERVER pubsrv PUBLICATION p WITH (copy_data = false)");
+    // The subscription works: rows arrive through it.
+    publisher.sql("INSERT INTO t (node, n) SELECT 'publisher', g FROM generate_series(1, 10) g");
+    wait_until("rows through the foreign server", Duration::from_secs(30), || {
+        subscriber.query_i64("SELECT count(*) FROM t") == 10
+    });
+    let rows = cluster_problems(&subscriber);
+    assert_eq!(
+        rows,
+        vec![(
+            "publisher of subscription \"through_server\"".to_string(),
+            "not checked: connects through foreign server \"pubsrv\" (check that publisher's worker id by hand)"
+                .to_string()
+        )],
+        "the subscription through a foreign server is not named with its server"
+    );
+}
+
 /// Publishers that accept a connection and never answer (a Python-like
 /// listener here) once took 10 s to connect, and 10 s per query, each, one
 /// after another: six of them took a minute, the cluster watch's whole

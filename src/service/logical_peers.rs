@@ -183,8 +183,18 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
     // SAFETY: this backend's database.
     let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
     let conninfo = if caller_is_superuser { "s.subconninfo" } else { "NULL::pg_catalog.text" };
+    // Since 19 a subscription may connect through a foreign server (CREATE
+    // SUBSCRIPTION ... SERVER): no connection string of its own, and the one
+    // its user mapping makes is built by the foreign data wrapper's C code,
+    // which SQL cannot call. Its name says why such a publisher is not asked.
+    #[cfg(feature = "pg19")]
+    let server = "(SELECT f.srvname::pg_catalog.text FROM pg_catalog.pg_foreign_server f
+                    WHERE f.oid OPERATOR(pg_catalog.=) s.subserver)";
+    #[cfg(not(feature = "pg19"))]
+    let server = "NULL::pg_catalog.text";
     let sql = format!(
-        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper, s.subenabled
+        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper, s.subenabled,
+                {server}
            FROM pg_catalog.pg_subscription s
            JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) s.subowner
           WHERE s.subdbid OPERATOR(pg_catalog.=) '{db}'::pg_catalog.oid
@@ -199,6 +209,7 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
         let owner: String = row.get(3).ok().flatten().unwrap_or_default();
         let owner_is_superuser: bool = row.get(4).ok().flatten().unwrap_or(false);
         let enabled: bool = row.get(5).ok().flatten().unwrap_or(true);
+        let server: Option<String> = row.get(6).ok().flatten();
         let node = format!("publisher of subscription {}", quoted(&name));
         let target = if !caller_is_superuser {
             Err(NOT_SUPERUSER_CALLER.to_string())
@@ -209,7 +220,13 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
                 quoted(&owner)
             ))
         } else {
-            conninfo.ok_or_else(|| "not checked: no connection string".to_string())
+            conninfo.ok_or_else(|| match server {
+                Some(server) => format!(
+                    "not checked: connects through foreign server {} (check that publisher's worker id by hand)",
+                    quoted(&server)
+                ),
+                None => "not checked: no connection string".to_string(),
+            })
         };
         Some(Found { node, target, enabled })
     })
