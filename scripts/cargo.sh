@@ -28,8 +28,10 @@ fi
 case "${1:-}" in
 pgrx)
     shift
-    # cargo-pgrx runs $CARGO for every cargo command it needs.
-    CARGO="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cargo.sh" exec cargo-pgrx pgrx "$@"
+    # cargo-pgrx runs $CARGO for every cargo command it needs. cargo finds
+    # its subcommands in $CARGO_HOME/bin even off PATH; so does this.
+    pgrx_bin=$(command -v cargo-pgrx || echo "${CARGO_HOME:-$HOME/.cargo}/bin/cargo-pgrx")
+    CARGO="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cargo.sh" exec "$pgrx_bin" pgrx "$@"
     ;;
 build | check | clippy | test | run | rustc | doc | bench | install)
     sub=$1

@@ -279,6 +279,8 @@ install_sid_19() {
     root="$base/root"
     new="$base/root.new"
     apt_install debootstrap patchelf debian-archive-keyring
+    # A run stopped while the new root had /proc mounted leaves it mounted.
+    umount "$new/proc" 2>/dev/null || true
     rm -rf "$root" "$new"
     mkdir -p "$base"
     say "making a Debian sid root for PostgreSQL 19 in $root (about two minutes; log: $base/install.log)"
