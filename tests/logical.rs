@@ -33,10 +33,8 @@ use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{describe, Cluster, FakeClock};
-
-/// What every logical node needs, on top of the preload.
-const LOGICAL: &[&str] = &["wal_level = logical", "max_replication_slots = 10", "max_wal_senders = 10"];
+use common::waits::wait_until;
+use common::{conninfo, describe, Cluster, FakeClock, LOGICAL};
 
 /// The table every test replicates: the key from the generator.
 const TABLE: &str = "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), node text NOT NULL, n int)";
@@ -61,10 +59,6 @@ fn create_table(node: &Cluster, ddl: &str) {
 /// The worker id bits of an ID in the default layout.
 fn worker_of(id: i64) -> i64 {
     (id >> 12) & 1023
-}
-
-fn conninfo(node: &Cluster) -> String {
-    format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
 }
 
 /// `snowflake_cluster_check()`'s rows on `node`, as (node, problem).
@@ -98,14 +92,6 @@ fn subscribe(subscriber: &Cluster, publisher: &Cluster, name: &str, origin_none:
             "SELECT count(*) FROM pg_stat_subscription WHERE subname = '{name}' AND pid IS NOT NULL"
         )) > 0
     });
-}
-
-fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Every ID of `t` on `node`, in order.

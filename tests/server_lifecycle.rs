@@ -8,10 +8,13 @@ mod common;
 
 use std::path::Path;
 
-use common::{pg_major, Cluster};
+use common::waits::wait_until;
+use common::{conninfo, pg_major, Cluster, LOGICAL};
 
 const PRELOAD: &str = "shared_preload_libraries = 'snowflake_id'";
 const WORKER: &str = "snowflake_id.worker_id = 21";
+/// How long a step of the publisher's upgrade may take to show.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The majors pg_upgrade is tested to, each from the one before it: the
 /// majors built here from one upstream series (see the upgrade test's doc).
@@ -181,20 +184,6 @@ fn pg_upgrade(old: &Cluster, old_bin: &str, new: &Cluster) {
     );
 }
 
-const LOGICAL: [&str; 3] = ["wal_level = logical", "max_replication_slots = 10", "max_wal_senders = 10"];
-
-fn conninfo(node: &Cluster) -> String {
-    format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
-}
-
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !ok() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
 /// A logical replication publisher upgraded with its subscription's slot.
 /// Since 17, pg_upgrade carries logical slots over, and first decodes the
 /// WAL of each from its confirmed position to the end to check that the
@@ -207,7 +196,7 @@ fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
 fn pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_above_the_earlier_ones() {
     let Some(old_bin) = old_bin_with_the_library() else { return };
     let mut conf = vec![PRELOAD, WORKER];
-    conf.extend(LOGICAL);
+    conf.extend_from_slice(LOGICAL);
     let mut old = Cluster::init_with_bin(&old_bin, &["--data-checksums"], &conf);
     old.start();
     old.sql("CREATE EXTENSION snowflake_id");
@@ -216,23 +205,25 @@ fn pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_abov
 
     // The subscriber runs the major under test, with a worker id of its own.
     let mut sub_conf = vec!["snowflake_id.worker_id = 22"];
-    sub_conf.extend(LOGICAL);
+    sub_conf.extend_from_slice(LOGICAL);
     let subscriber = Cluster::preloaded(&sub_conf);
     subscriber.sql("CREATE TABLE orders (id bigint PRIMARY KEY, n int)");
     subscriber
         .sql(&format!("CREATE SUBSCRIPTION s CONNECTION '{}' PUBLICATION p WITH (copy_data = false)", conninfo(&old)));
-    wait_until("the subscription's slot on the publisher", || {
+    wait_until("the subscription's slot on the publisher", WAIT, || {
         old.query_i64("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's' AND active") == 1
     });
     for _ in 0..10 {
         fill(&old, 1_000);
     }
     let old_max = old.query_i64("SELECT max(id) FROM orders");
-    wait_until("the subscriber to have every row", || subscriber.query_i64("SELECT count(*) FROM orders") == 10_000);
+    wait_until("the subscriber to have every row", WAIT, || {
+        subscriber.query_i64("SELECT count(*) FROM orders") == 10_000
+    });
     // pg_upgrade's own order: the subscription stopped, so that its slot is
     // idle, then the publisher shut down cleanly.
     subscriber.sql("ALTER SUBSCRIPTION s DISABLE");
-    wait_until("the slot to be released", || {
+    wait_until("the slot to be released", WAIT, || {
         old.query_i64("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's' AND NOT active") == 1
     });
     old.stop();
@@ -252,7 +243,7 @@ fn pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_abov
     subscriber.sql(&format!("ALTER SUBSCRIPTION s CONNECTION '{}'", conninfo(&new)));
     subscriber.sql("ALTER SUBSCRIPTION s ENABLE");
     fill(&new, 1_000);
-    wait_until("the subscriber to receive from the upgraded publisher", || {
+    wait_until("the subscriber to receive from the upgraded publisher", WAIT, || {
         subscriber.query_i64("SELECT count(*) FROM orders") == 11_000
     });
     let above = subscriber.query_i64(&format!("SELECT count(*) FROM orders WHERE id > {old_max}"));

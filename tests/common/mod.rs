@@ -27,6 +27,14 @@ use postgres::{Client, NoTls};
 pub mod soak;
 pub mod waits;
 
+/// What every logical replication node needs, on top of the preload.
+pub const LOGICAL: &[&str] = &["wal_level = logical", "max_replication_slots = 10", "max_wal_senders = 10"];
+
+/// A connection string to `node`'s postgres database, for a subscription.
+pub fn conninfo(node: &Cluster) -> String {
+    format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
+}
+
 /// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
 pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
 pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
