@@ -270,8 +270,8 @@ install_pgserver() {
 
 # Debian's experimental 19 (see the header), in a sid root under the cache.
 # The root is made aside and moved into place when complete, so that a run
-# stopped halfway leaves nothing that looks installed. About two minutes and
-# 650 MB; mostly downloads.
+# stopped halfway leaves nothing that looks installed. About a minute and a
+# half and 450 MB; mostly downloads.
 SID_MIRROR=http://deb.debian.org/debian
 PG19_PACKAGES=(postgresql-19/experimental postgresql-client-19/experimental libpq5/experimental)
 install_sid_19() {
@@ -283,7 +283,7 @@ install_sid_19() {
     umount "$new/proc" 2>/dev/null || true
     rm -rf "$root" "$new"
     mkdir -p "$base"
-    say "making a Debian sid root for PostgreSQL 19 in $root (about two minutes; log: $base/install.log)"
+    say "making a Debian sid root for PostgreSQL 19 in $root (about a minute and a half; log: $base/install.log)"
     if ! debootstrap --variant=minbase sid "$new" "$SID_MIRROR" >"$base/install.log" 2>&1; then
         tail -n 30 "$base/install.log" >&2
         die "debootstrap of sid failed (full log: $base/install.log)"

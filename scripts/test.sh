@@ -22,7 +22,8 @@
 #   bash scripts/test.sh                  everything, on 15, 16, 17, 18 and 19
 #   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
 #                                         server build; any single major works)
-#   PG_MAJORS="15 19" SNOWFLAKE_SKIP=server_lifecycle::pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters \
+#   PG_MAJORS="15 19" SNOWFLAKE_SKIP="server_lifecycle::pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters \
+#       server_lifecycle::pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_above_the_earlier_ones" \
 #       bash scripts/test.sh              15 and 19 without 18, which pg_upgrade to 19 starts from
 #
 #   PG_MAJORS="15 16 17 18 19"  the majors to test (default: all five)
@@ -138,7 +139,8 @@ bash scripts/setup.sh --packages
 # bindgen). 19 first: it runs every test, so it is the longest to test, and
 # it is a download (Debian's packages in a sid root); then 18, whose core
 # regression suite is the longest single job; 16, a download (PyPI's
-# pgserver) and one small module; 17, built from source, last. Each major is announced in target/pg_servers.ready/ as soon as it is
+# pgserver) and one small module; 17, built from source, last. Each major
+# is announced in target/pg_servers.ready/ as soon as it is
 # there, and its tests start while the next one builds.
 mkdir -p target
 servers_log=$PWD/target/pg_servers.log
