@@ -392,7 +392,12 @@ run_binaries() {
         if [ "$name" = logical_no_guard ]; then
             local nrc total failed_ok
             run_without_guard "$major" "$bindir" "$exe" "$out" >"$out.verdict"
-            cat "$out" "$out.verdict"
+            # Their failures are the expected outcome: printed as such, so
+            # that nothing reading this log takes them for failing tests.
+            sed -e 's/^\(test guard_[a-z0-9_]*\) \.\.\. FAILED$/\1 ... failed without the guard, as it must/' \
+                -e 's/^failures:$/failures without the guard, as they must:/' \
+                -e 's/^test result: FAILED\./test result without the guard:/' "$out"
+            cat "$out.verdict"
             read -r nrc total failed_ok < <(tail -n 1 "$out.verdict")
             status=ok
             ((nrc == 0)) || { status=FAILED && rc=1; }
