@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use postgres::{Client, NoTls};
 
+mod initdb;
 pub mod soak;
 pub mod waits;
 
@@ -224,26 +225,7 @@ impl Cluster {
     pub fn init_with_bin(bin_dir: &str, initdb_args: &[&str], conf: &[&str]) -> Cluster {
         let mut c = Cluster::empty();
         c.bin = bin_dir.to_string();
-        check(
-            "initdb",
-            run_as_postgres(
-                &[
-                    &[
-                        c.tool("initdb").as_str(),
-                        "-D",
-                        c.data().to_str().unwrap(),
-                        "-A",
-                        "trust",
-                        "--no-sync",
-                        "-E",
-                        "UTF8",
-                    ],
-                    initdb_args,
-                ]
-                .concat(),
-                &[],
-            ),
-        );
+        initdb::copy_of_template(bin_dir, initdb_args, &c.data());
         c.configure(conf);
         c
     }
