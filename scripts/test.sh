@@ -43,6 +43,8 @@
 #   NO_GUARD_MAJORS           the majors whose logical guard tests run again
 #                             without the guard, expected to fail (default:
 #                             the first of PG_MAJORS; "" for none)
+#   SNOWFLAKE_MODEL_CASES=N   histories tests/registry_model.rs plays (default
+#                             600 on the first of FULL_MAJORS, 200 on the others)
 #   SNOWFLAKE_CHAOS_SECS=600  soak tests/chaos.rs longer (default 60 s);
 #   SNOWFLAKE_CHAOS_SEED=<seed printed by a run> replays that run's choices.
 #
@@ -612,6 +614,12 @@ install_and_start() {
         set +e
         rc=0
         regress_pid=""
+        # The registry's model test plays 600 random histories against the
+        # SQL registry on the first full major; the same PL/pgSQL on the
+        # other one gets 200 fresh ones a run (a third of its CPU, on two
+        # cores every major shares). A value set by the caller wins.
+        read -r first_full _ <<<"$FULL_MAJORS"
+        [ "$major" = "$first_full" ] || export SNOWFLAKE_MODEL_CASES=${SNOWFLAKE_MODEL_CASES:-200}
         if in_list "$major" "$CORE_REGRESS_MAJORS"; then
             # Beside the lanes: it computes while they mostly wait.
             (
