@@ -18,7 +18,8 @@ A file's length is its non-blank lines (comments included) before its tests
 (the first line that opens with `#[cfg(test)]`): what a newcomer reads to
 know the room. Over LIMIT (450) fails, as a loop does: a room that long
 holds more than one responsibility, and is split along them;
-over LONG (400) is shown, a warning.
+over LONG (400) is shown, a warning. A `mod.rs` fails too: every folder module
+is `name.rs` beside its folder `name/`, one style in both crates.
 """
 import pathlib
 import re
@@ -153,7 +154,7 @@ def graph(crate_dir):
     files = sorted(crate_dir.rglob("*.rs"))
     modules = {module_of(crate_dir, f): f for f in files}
     codes = {m: strip(f.read_text()) for m, f in modules.items()}
-    # Names the crate root (or a mod.rs) re-exports: `pub use a::B;` makes `crate::B` mean module a.
+    # Names the crate root (or a folder module's file) re-exports: `pub use a::B;` makes `crate::B` mean module a.
     reexports = {}
     for m, code in codes.items():
         for use in re.finditer(r"\bpub\s+use\s+([^;]+);", code):
@@ -176,7 +177,7 @@ def graph(crate_dir):
             if target is not None and target != m and not (m and target == ()):
                 # A parent naming its own child's re-export is not a use of the parent by anyone.
                 edges.add((m, target))
-        # A mod.rs re-exporting a child uses it.
+        # A folder module's file re-exporting a child uses it.
         for use in re.finditer(r"\bpub\s+use\s+([^;]+);", code):
             for p in expand_use(use.group(1)):
                 parts = [x for x in p.split("::") if x and x not in ("crate", "self")]
@@ -266,6 +267,10 @@ def main():
             mods = sorted("::".join(m) or "(root)" for m, hh in height.items() if hh == level)
             print(f"   layer {level}: {', '.join(mods)}")
         for m, f in sorted(modules.items()):
+            # One module style: a folder module is `name.rs` beside `name/`.
+            if f.name == "mod.rs":
+                bad = True
+                print(f"   MOD.RS: {f.relative_to(ROOT)} (a folder module is {f.parent.name}.rs beside {f.parent.name}/)")
             n = length(f.read_text())
             if n > LIMIT:
                 bad = True
