@@ -552,7 +552,11 @@ fn a_broken_managed_body_is_caught() {
             "ELSE ((id OPERATOR(pg_catalog.>>) (sequence_bits OPERATOR(pg_catalog.+) 1))",
         )),
     );
-    install_managed(&cluster, "broken_text", Some(("WHEN code = 92 THEN '\\\\'", "WHEN code = 92 THEN '\\'")));
+    install_managed(
+        &cluster,
+        "broken_text",
+        Some(("OPERATOR(pg_catalog.=) 92 THEN '\\\\'::text", "OPERATOR(pg_catalog.=) 92 THEN '\\'::text")),
+    );
     let ids = ids(&mut rng);
     let mut d = Differ::new(&cluster, "broken_worker");
     d.over("snowflake_worker_id({x})", "snowflake_worker_id({x})", "bigint", &ids, false);

@@ -67,7 +67,12 @@ impl fmt::Display for TextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TextError::BadCharacter { form, character, position } => {
-                write!(f, "invalid character {character:?} at position {position} in {} text", form.name())
+                write!(
+                    f,
+                    "invalid character {} at position {position} in {} text",
+                    crate::quote::quoted_char(*character),
+                    form.name()
+                )
             }
             TextError::Empty { form } => write!(f, "empty {} text is not a snowflake ID", form.name()),
             TextError::TooLong { form, symbols } => write!(

@@ -15,6 +15,7 @@ pub mod lease;
 pub mod mark_record;
 pub mod minors;
 pub mod preload;
+pub mod quote;
 pub mod received;
 pub mod state_file;
 mod utc;

@@ -160,21 +160,12 @@ pub fn peers() -> Vec<Peer> {
 }
 
 /// A name in double quotes, as `quote_ident` would always quote it, with
-/// every control character escaped (`\n`, `\u{1b}`): a subscription's name
+/// every control character escaped by the project's rule (core's `quote`:
+/// `\n`, `\u{1b}`): a subscription's name
 /// is chosen by its owner (from 16, not always a superuser) and ends up in
 /// the cluster watch's WARNING lines, where a newline would forge a line.
 fn quoted(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 2);
-    out.push('"');
-    for c in name.chars() {
-        match c {
-            '"' => out.push_str("\"\""),
-            c if c.is_control() => out.extend(c.escape_default()),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    format!("\"{}\"", snowflake_id_core::quote::controls_escaped(&name.replace('"', "\"\"")))
 }
 
 /// The native subscriptions of this database. `pg_subscription` is readable

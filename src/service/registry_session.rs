@@ -213,10 +213,10 @@ fn find_intruders(connection: &mut Connection, timeout: Duration, keep_going: Ke
 
 /// Names another role chose, as they go into a WARNING the node's log and
 /// its clients see: a control character (a newline above all) is written
-/// escaped, so that a name cannot forge a line of the log (logical peers'
-/// names are escaped the same way).
+/// escaped by the project's rule (core's `quote`), so that a name cannot
+/// forge a line of the log (logical peers' names are escaped the same way).
 fn printable(names: &str) -> String {
-    names.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+    snowflake_id_core::quote::controls_escaped(names)
 }
 
 /// Says once per process (the keeper reconnects, a backend claims history
