@@ -22,12 +22,12 @@ pub fn decide_at_start(preloaded: bool) {
 
 static REGISTRY_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static NAMESPACE_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"default"));
-static HORIZON_SETTING: GucSetting<i32> = GucSetting::<i32>::new(30_000);
+static REGISTRY_LEASE_SETTING: GucSetting<i32> = GucSetting::<i32>::new(30_000);
 static NODE_NAME_SETTING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Defines the registry settings. Whether a registry is used at all is
 /// decided at server start (`registry` set or not); its connection string,
-/// the horizon and the node name may change with a reload.
+/// the lease (`registry_lease`) and the node name may change with a reload.
 pub fn define(preloaded: bool) {
     let context = |wanted| if preloaded { wanted } else { GucContext::Sighup };
     GucRegistry::define_string_guc(
@@ -50,7 +50,7 @@ pub fn define(preloaded: bool) {
         c"snowflake_id.registry_lease",
         c"How far ahead of the clock a registry lease reaches after each renewal.",
         c"IDs continue this long without the registry; a server that takes over a worker id starts this far ahead of the last holder's clock.",
-        &HORIZON_SETTING,
+        &REGISTRY_LEASE_SETTING,
         1_000,
         86_400_000,
         GucContext::Sighup,
@@ -79,8 +79,10 @@ pub fn namespace() -> String {
     text(&NAMESPACE_SETTING).unwrap_or_else(|| "default".into())
 }
 
+/// `snowflake_id.registry_lease`, in milliseconds: the registry's SQL and
+/// the lease rule call it the horizon (how far a grant reaches past a tick).
 pub fn horizon_ms() -> i64 {
-    HORIZON_SETTING.get().into()
+    REGISTRY_LEASE_SETTING.get().into()
 }
 
 /// What the registry shows for this server: `snowflake_id.node_name`, else
