@@ -34,7 +34,117 @@ for f in "${parts[@]}" sql/managed/config_dump.sql; do
     [ -f "$f" ] || { echo "managed.sh: $f is missing" >&2; exit 1; }
 done
 
+# The names the install creates in the extension's schema, read from the
+# install script itself (not kept by hand), for the guard below: functions,
+# and relations and types (a relation's row type shares its name).
+names_of() { # $1: FUNCTION or relation
+    local kinds
+    if [ "$1" = FUNCTION ]; then kinds='FUNCTION|AGGREGATE|PROCEDURE'; else kinds='VIEW|TABLE|SEQUENCE|TYPE|DOMAIN|MATERIALIZED VIEW'; fi
+    cat "${parts[@]}" |
+        sed -nE "s/^[[:space:]]*CREATE (OR REPLACE )?($kinds)[[:space:]]+(@extschema@\.)?([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*(\(|AS|$).*/\4/p" |
+        sort -u | sed "s/.*/'&'/" | paste -sd, -
+}
+guard_functions=$(names_of FUNCTION)
+guard_relations=$(names_of relation)
+[ -n "$guard_functions" ] && [ -n "$guard_relations" ] || { echo "managed.sh: found no names to guard" >&2; exit 1; }
+
+# Refuses, before anything is created, an object of another's of a name the
+# install creates in the extension's schema: kept beside the edition's, it
+# would be called in its place by an untyped call (a literal that prefers
+# text, an integer where bigint is declared), as the caller, who may be the
+# owner; or it would make the owner's call "not unique". $1: tle (objects
+# of the extension being created are its own) or plain (every one is in the
+# way: the plain script installs into a schema that has none of them).
+guard() {
+    local ext
+    if [ "$1" = tle ]; then
+        ext="(SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)"
+    else
+        ext="NULL::pg_catalog.oid"
+    fi
+    if [ "$1" = tle ]; then
+        # Whoever creates the extension owns it: the worker id, the layout and
+        # snowflake_advance_past are that role's. pg_tle lets any role with
+        # CREATE on the database create a registered extension; the edition
+        # lets only those who could have registered it (pgtle_admin) or who
+        # own the database.
+        cat <<'OWNER'
+DO $owner_managed$
+BEGIN
+    IF NOT pg_catalog.pg_has_role(CURRENT_USER, 'pgtle_admin', 'MEMBER')
+       AND NOT pg_catalog.pg_has_role(CURRENT_USER, (SELECT d.datdba FROM pg_catalog.pg_database d
+                                                      WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()), 'MEMBER') THEN
+        RAISE EXCEPTION 'snowflake_id: permission denied to create extension snowflake_id'
+            USING ERRCODE = '42501',
+                  DETAIL = 'The role that creates it owns the worker id, the layout and snowflake_advance_past of this database.',
+                  HINT = 'Create it as a member of pgtle_admin or as the database''s owner.';
+    END IF;
+END
+$owner_managed$;
+OWNER
+    fi
+    cat <<GUARD
+DO \$guard_managed\$
+DECLARE
+    functions pg_catalog.name[] := ARRAY[$guard_functions]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY[$guard_relations]::pg_catalog.name[];
+    ns pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
+    ext pg_catalog.oid := $ext;
+    clash record;
+BEGIN
+    SELECT o.kind, o.what, o.owner INTO clash
+      FROM (SELECT 'FUNCTION'::pg_catalog.text AS kind,
+                   pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,
+                                     pg_catalog.pg_get_function_identity_arguments(p.oid)) AS what,
+                   p.proowner AS owner, 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid AS classid, p.oid AS objid
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+             WHERE p.pronamespace OPERATOR(pg_catalog.=) ns AND p.proname OPERATOR(pg_catalog.=) ANY (functions)
+            UNION ALL
+            SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'v'::pg_catalog."char" THEN 'VIEW'
+                        WHEN c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char" THEN 'SEQUENCE'
+                        WHEN c.relkind OPERATOR(pg_catalog.=) 'm'::pg_catalog."char" THEN 'MATERIALIZED VIEW'
+                        WHEN c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['i', 'I']::pg_catalog."char"[]) THEN 'INDEX'
+                        WHEN c.relkind OPERATOR(pg_catalog.=) 'c'::pg_catalog."char" THEN 'TYPE'
+                        WHEN c.relkind OPERATOR(pg_catalog.=) 'f'::pg_catalog."char" THEN 'FOREIGN TABLE'
+                        ELSE 'TABLE' END,
+                   pg_catalog.format('%I.%I', n.nspname, c.relname), c.relowner,
+                   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.oid
+              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) ns AND c.relname OPERATOR(pg_catalog.=) ANY (relations)
+            UNION ALL
+            SELECT 'TYPE'::pg_catalog.text, pg_catalog.format('%I.%I', n.nspname, t.typname), t.typowner,
+                   'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid, t.oid
+              FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+             WHERE t.typnamespace OPERATOR(pg_catalog.=) ns AND t.typname OPERATOR(pg_catalog.=) ANY (relations)
+               AND t.typrelid OPERATOR(pg_catalog.=) 0::pg_catalog.oid AND t.typelem OPERATOR(pg_catalog.=) 0::pg_catalog.oid) o
+     WHERE ext IS NULL
+        OR NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                        WHERE d.classid OPERATOR(pg_catalog.=) o.classid AND d.objid OPERATOR(pg_catalog.=) o.objid
+                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+     ORDER BY o.what
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'snowflake_id: % %, owned by role %, is in the way of the managed edition',
+                        pg_catalog.lower(clash.kind), clash.what, clash.owner::pg_catalog.regrole
+            USING ERRCODE = '42710',
+                  DETAIL = pg_catalog.format('The managed edition creates its own object of that name in schema %s; '
+                                             'kept beside it, that one could be called in its place (as whoever calls, '
+                                             'the edition''s owner included) or make calls of the name "not unique".',
+                                             '@extschema@'),
+                  HINT = pg_catalog.format('Check what uses it, then drop it (DROP %s %s;) or move it out of the way '
+                                           '(ALTER %s %s RENAME TO ..., or SET SCHEMA ...), as its owner or a superuser, '
+                                           'and install again.', clash.kind, clash.what, clash.kind, clash.what);
+    END IF;
+END
+\$guard_managed\$;
+GUARD
+}
+
 script() { # $1: tle or plain
+    printf -- '-- ==== the guard (scripts/managed.sh) ====\n'
+    guard "$1"
+    printf '\n'
     for f in "${parts[@]}"; do
         printf -- '-- ==== %s ====\n' "$f"
         cat "$f"
@@ -138,15 +248,96 @@ $tag_plain;
 TAIL
 }
 
+# Removes a plain install from the current schema (the first of
+# search_path), all of it or nothing: refused while a column's default calls
+# snowflake_nextval() (dropping the function would drop the default with
+# it), and never drops another role's object of one of the names. Keeps
+# schema snowflake_id_managed_state, the counter: an install after this one
+# continues above every ID issued before.
+plain_uninstall() {
+    cat <<HEAD
+-- snowflake_id $version, managed edition: uninstall of the plain script's
+-- install from the current schema. Generated by scripts/managed.sh: do not
+-- edit. Run it as the role that installed it:
+--   PGOPTIONS='-c search_path=<schema>' psql -v ON_ERROR_STOP=1 -d yourdb -f dist/snowflake_id_plain_uninstall.sql
+-- docs/managed.md ("Uninstall") says what it keeps.
+DO \$uninstall\$
+DECLARE
+    functions pg_catalog.name[] := ARRAY[$guard_functions]::pg_catalog.name[];
+    relations pg_catalog.name[] := ARRAY[$guard_relations]::pg_catalog.name[];
+    ns pg_catalog.oid := pg_catalog.to_regnamespace(pg_catalog.quote_ident(pg_catalog.current_schema()));
+    users text;
+    r record;
+BEGIN
+    IF ns IS NULL OR pg_catalog.to_regnamespace('snowflake_id_managed') IS NULL THEN
+        RAISE EXCEPTION 'snowflake_id: no plain install of the managed edition here'
+            USING ERRCODE = '42704', HINT = 'SET search_path to the schema it was installed in, then run this again.';
+    END IF;
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s.%I', ad.adrelid::pg_catalog.regclass, a.attname), ', ') INTO users
+      FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_attrdef ad ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid
+                                   AND d.objid OPERATOR(pg_catalog.=) ad.oid
+      JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) ad.adrelid AND a.attnum OPERATOR(pg_catalog.=) ad.adnum
+      JOIN pg_catalog.pg_proc p ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+                               AND d.refobjid OPERATOR(pg_catalog.=) p.oid
+     WHERE p.pronamespace OPERATOR(pg_catalog.=) ns AND p.proname OPERATOR(pg_catalog.=) ANY (functions);
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: columns default to the managed edition''s functions: %', users
+            USING ERRCODE = '2BP01',
+                  DETAIL = 'Dropping the functions would drop those defaults with them, and inserts would then fail or store NULL.',
+                  HINT = 'Give each column another default first (ALTER TABLE ... ALTER COLUMN ... SET DEFAULT ... or DROP DEFAULT), then run this again.';
+    END IF;
+    FOR r IN
+        SELECT c.oid FROM pg_catalog.pg_class c
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) ns AND c.relname OPERATOR(pg_catalog.=) ANY (relations)
+           AND c.relkind OPERATOR(pg_catalog.=) 'v'::pg_catalog."char" AND c.relowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('DROP VIEW %s', r.oid::pg_catalog.regclass);
+    END LOOP;
+    FOR r IN
+        SELECT p.oid FROM pg_catalog.pg_proc p
+         WHERE p.pronamespace OPERATOR(pg_catalog.=) ns AND p.proname OPERATOR(pg_catalog.=) ANY (functions)
+           AND p.proowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid
+    LOOP
+        -- CASCADE: the edition's functions call one another (one may be gone
+        -- with another already); nothing else depends on them (the defaults
+        -- were checked above).
+        IF EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=) r.oid) THEN
+            EXECUTE pg_catalog.format('DROP FUNCTION %s CASCADE', r.oid::pg_catalog.regprocedure);
+        END IF;
+    END LOOP;
+    FOR r IN
+        SELECT pg_catalog.format('DROP TYPE %s', t.oid::pg_catalog.regtype) AS stmt
+          FROM pg_catalog.pg_type t
+         WHERE t.typnamespace OPERATOR(pg_catalog.=) ns AND t.typname OPERATOR(pg_catalog.=) ANY (relations)
+           AND t.typelem OPERATOR(pg_catalog.=) 0::pg_catalog.oid
+           AND (t.typrelid OPERATOR(pg_catalog.=) 0::pg_catalog.oid
+                OR (SELECT c.relkind FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) t.typrelid)
+                   OPERATOR(pg_catalog.=) 'c'::pg_catalog."char")
+           AND t.typowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid
+    LOOP
+        EXECUTE r.stmt;
+    END LOOP;
+    DROP SCHEMA snowflake_id_managed, snowflake_id_managed_lock CASCADE;
+    RAISE NOTICE 'snowflake_id: the managed edition is uninstalled; schema snowflake_id_managed_state, its counter, is kept'
+        USING HINT = 'An install after this one continues above every ID issued before. DROP SCHEMA snowflake_id_managed_state CASCADE forgets that, once no stored ID matters.';
+END
+\$uninstall\$;
+HEAD
+}
+
 out_tle=$(tle)
 out_plain=$(plain)
+out_plain_uninstall=$(plain_uninstall)
 if [ "${1:-}" = --check ]; then
     [ "$out_tle" = "$(cat "$out"/snowflake_id_pg_tle.sql 2>/dev/null)" ] &&
-        [ "$out_plain" = "$(cat "$out"/snowflake_id_plain.sql 2>/dev/null)" ] ||
+        [ "$out_plain" = "$(cat "$out"/snowflake_id_plain.sql 2>/dev/null)" ] &&
+        [ "$out_plain_uninstall" = "$(cat "$out"/snowflake_id_plain_uninstall.sql 2>/dev/null)" ] ||
         { echo "managed.sh: $out/ is not what scripts/managed.sh writes: run it and commit $out/" >&2; exit 1; }
     exit 0
 fi
 mkdir -p "$out"
 printf '%s\n' "$out_tle" >"$out"/snowflake_id_pg_tle.sql
 printf '%s\n' "$out_plain" >"$out"/snowflake_id_plain.sql
-echo "managed.sh: wrote $out/snowflake_id_pg_tle.sql and $out/snowflake_id_plain.sql ($version)"
+printf '%s\n' "$out_plain_uninstall" >"$out"/snowflake_id_plain_uninstall.sql
+echo "managed.sh: wrote $out/snowflake_id_pg_tle.sql, $out/snowflake_id_plain.sql and $out/snowflake_id_plain_uninstall.sql ($version)"

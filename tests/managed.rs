@@ -174,7 +174,7 @@ fn a_non_superuser_admin_registers_creates_configures_and_draws() {
     assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
     // The fast path is inlined: no function call of ours in the plan.
     let plan = ids_plan(&mut admin);
-    assert!(plan.contains("nextval('snowflake_id_managed.snowflake_managed_counter'"), "not inlined: {plan}");
+    assert!(plan.contains("nextval('snowflake_id_managed_state.snowflake_managed_counter'"), "not inlined: {plan}");
     // Blocks: ascending, all new, the same worker.
     let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(500)");
     assert_eq!(block.len(), 500);
@@ -212,14 +212,14 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("SELECT snowflake_set_worker_id(9)", "worker id"),
         ("SELECT snowflake_set_layout('2024-01-01', 8, 14)", "layout"),
         ("SELECT snowflake_advance_past(1)", "advance_past"),
-        ("UPDATE snowflake_id_managed.snowflake_managed_config SET worker_id = 9", "config table"),
-        ("SELECT setval('snowflake_id_managed.snowflake_managed_counter', 1)", "counter setval"),
-        ("SELECT nextval('snowflake_id_managed.snowflake_managed_generation')", "generation bump"),
+        ("UPDATE snowflake_id_managed_lock.snowflake_managed_config SET worker_id = 9", "config table"),
+        ("SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)", "counter setval"),
+        ("SELECT nextval('snowflake_id_managed_state.snowflake_managed_generation')", "generation bump"),
         ("SELECT snowflake_id_managed.snowflake_managed_raise(1, 0, 10, 0)", "raise"),
-        ("SELECT snowflake_id_managed.snowflake_managed_bake()", "bake"),
+        ("SELECT snowflake_id_managed.snowflake_managed_bake(true)", "bake"),
         ("CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint LANGUAGE sql RETURN 1", "replace"),
         ("GRANT admin TO app", "role"),
-        ("ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter RESTART 1", "alter counter"),
+        ("ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_counter RESTART 1", "alter counter"),
         (
             "DO $$BEGIN LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
             "hold the raise lock",
@@ -574,7 +574,7 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
         // times, at most 15 s: the count below then says what the race lacked.
         barrier.wait();
         let started = Instant::now();
-        let generation = "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation') / 2";
+        let generation = "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') / 2";
         while started.elapsed() < Duration::from_secs(5)
             || (one(&mut admin, generation) < 600 && started.elapsed() < Duration::from_secs(15))
         {
@@ -594,8 +594,10 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
             seen.len()
         );
-        raises +=
-            one(&mut admin, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation') / 2");
+        raises += one(
+            &mut admin,
+            "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') / 2",
+        );
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
@@ -753,7 +755,7 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     std::fs::write(
         updates.join(format!("snowflake_id--{current}--{next}.sql")),
         "CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
-         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_managed.snowflake_managed_bake();\n",
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_managed.snowflake_managed_bake(true);\n",
     )
     .unwrap();
     let out = work.path().join("dist");
@@ -948,7 +950,7 @@ fn the_layout_changes_only_while_no_worker_id_is_set() {
     let mut admin = m.admin();
     admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
     let mut eve = m.as_user("app", "app");
-    one(&mut eve, "SELECT nextval('snowflake_id_managed.snowflake_managed_counter')");
+    one(&mut eve, "SELECT nextval('snowflake_id_managed_state.snowflake_managed_counter')");
     let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00.0005+00', 0, 22)");
     assert_eq!(code, "22023", "sub-millisecond epoch: {text}");
     admin.batch_execute("SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 0, 22)").unwrap();
@@ -1021,8 +1023,9 @@ fn a_bulk_insert_uses_no_transaction_id_per_raise() {
     let m = Managed::installed(&bin, &[]);
     let mut admin = m.admin();
     admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int)").unwrap();
-    let gen =
-        |c: &mut Client| one(c, "SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation')");
+    let gen = |c: &mut Client| {
+        one(c, "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation')")
+    };
     let (xid0, gen0) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
     admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 300000) g").unwrap();
     let (xid1, gen1) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
@@ -1191,10 +1194,320 @@ fn a_floor_read_before_a_lock_wait_is_no_clock_step() {
     draw(&mut admin, 1000);
     let stale = "SELECT snowflake_id_managed.snowflake_managed_offset_now(
                      snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) - (3000::bigint << c.sequence_bits),
-                     coalesce(pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'), 0),
+                     coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'), 0),
                      snowflake_id_managed.snowflake_managed_max_drift_ms() << c.sequence_bits)
-                 FROM snowflake_id_managed.snowflake_managed_config c";
+                 FROM snowflake_id_managed_lock.snowflake_managed_config c";
     assert_eq!(one(&mut admin, stale), 0, "a three-second-old floor was taken for a clock set back");
-    let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'), 0)";
+    let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'), 0)";
     assert_eq!(one(&mut admin, kept), 0);
+}
+
+/// The names the install creates in the extension's schema, as the guard at
+/// the head of a dist script lists them (scripts/managed.sh reads them from
+/// the install script).
+fn guarded_names(dist: &str) -> (Vec<String>, Vec<String>) {
+    let text = std::fs::read_to_string(repo_file(dist)).unwrap();
+    let list = |var: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{var} pg_catalog.name[] := ARRAY[")))
+            .unwrap_or_else(|| panic!("no {var} list in {dist}"));
+        let inner = &line[line.find("ARRAY[").unwrap() + 6..line.rfind("]::").unwrap()];
+        inner.split(',').map(|s| s.trim().trim_matches('\'').to_string()).collect()
+    };
+    (list("functions"), list("relations"))
+}
+
+/// Every name the edition creates in the extension's schema is in the
+/// guard's list (read from the install script, so a function added later is
+/// guarded without anyone remembering to), on pg_tle and plain.
+#[test]
+fn the_guard_lists_every_name_the_install_creates() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    for dist in ["dist/snowflake_id_pg_tle.sql", "dist/snowflake_id_plain.sql"] {
+        let (functions, relations) = guarded_names(dist);
+        let mut admin = m.admin();
+        let created: Vec<(String, String)> = admin
+            .query(
+                "SELECT 'f', p.proname::text FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+                 UNION SELECT 'r', c.relname::text FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace
+                 UNION SELECT 'r', t.typname::text FROM pg_type t
+                        WHERE t.typnamespace = 'public'::regnamespace AND t.typelem = 0 AND t.typrelid = 0",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        assert!(created.len() > 20, "{created:?}");
+        for (kind, name) in created {
+            let list = if kind == "f" { &functions } else { &relations };
+            assert!(list.contains(&name), "{dist}: {name} is created but not guarded");
+        }
+    }
+}
+
+/// Plants of names the managed edition adds, put in public by a role with
+/// CREATE there before the install: a better match for the owner's untyped
+/// call (a literal prefers text), and an overload with one more defaulted
+/// argument (the owner's call "not unique"); on the plain script, plants of
+/// snowflake_advance_past(integer) and snowflake_timestamp(integer). Each is
+/// reachable by the call it aims at (positive control: the owner's call runs
+/// it while it is there); each install then refuses, naming it. After the
+/// install, the same plants change nothing for the calls docs/managed.md
+/// gives the owner (qualified with snowflake_id_managed).
+#[test]
+fn plants_of_the_managed_names_stop_both_installs() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    for db in ["app", "plain"] {
+        m.as_user("postgres", db)
+            .batch_execute(
+                "GRANT CREATE ON SCHEMA public TO app;
+                 CREATE TABLE public.ran_as (who name, what text); GRANT INSERT, SELECT, DELETE ON public.ran_as TO PUBLIC;",
+            )
+            .unwrap();
+    }
+    m.register("app");
+    let plant = |name: &str, args: &str, ret: &str| {
+        let give = if ret == "void" { "RETURN;" } else { "RETURN NULL;" };
+        format!(
+            "CREATE FUNCTION public.{name}({args}) RETURNS {ret} LANGUAGE plpgsql AS
+             $$BEGIN INSERT INTO public.ran_as VALUES (current_user, '{name}'); {give} END$$"
+        )
+    };
+    let plants = [
+        (
+            "snowflake_set_layout",
+            "epoch text, worker_bits int, sequence_bits int",
+            "void",
+            "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 12)",
+        ),
+        ("snowflake_set_worker_id", "worker_id int, why int DEFAULT 0", "void", "SELECT snowflake_set_worker_id(7)"),
+        ("snowflake_advance_past", "id integer", "bigint", "SELECT snowflake_advance_past(1)"),
+        ("snowflake_timestamp", "id integer", "timestamptz", "SELECT snowflake_timestamp(1)"),
+        ("snowflake_managed_epoch", "x int DEFAULT 0", "timestamptz", "SELECT snowflake_managed_epoch()"),
+    ];
+    for (name, args, ret, call) in plants {
+        for db in ["app", "plain"] {
+            let mut eve = m.as_user("app", db);
+            eve.batch_execute(&plant(name, args, ret)).unwrap();
+            // Positive control: the owner's call reaches the plant.
+            let mut admin = m.as_user("admin", db);
+            admin.batch_execute(call).unwrap();
+            assert_eq!(
+                one(&mut admin, &format!("SELECT count(*) FROM public.ran_as WHERE who = 'admin' AND what = '{name}'")),
+                1,
+                "{db}: {call} did not reach the plant"
+            );
+            let e = if db == "app" {
+                common::sql_error(&mut admin, "CREATE EXTENSION snowflake_id")
+            } else {
+                let out = Command::new(m.cluster.tool("psql"))
+                    .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+                    .arg(m.cluster.socket_dir())
+                    .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", db, "-f"])
+                    .arg(repo_file("dist/snowflake_id_plain.sql"))
+                    .output()
+                    .unwrap();
+                assert!(!out.status.success(), "the plain script ran beside {name}({args})");
+                let err = String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default().to_string();
+                common::DbError { code: "42710".into(), message: err, detail: String::new(), hint: String::new() }
+            };
+            assert_eq!(e.code, "42710", "{db}: {}", e.message);
+            assert!(e.message.contains(&format!("public.{name}(")), "{db}: {}", e.message);
+            let none = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'");
+            assert_eq!(none, 0, "{db}: a refused install left schemas behind");
+            eve.batch_execute(&format!(
+                "DROP FUNCTION public.{name}({}); DELETE FROM public.ran_as",
+                args.replace(" DEFAULT 0", "")
+            ))
+            .unwrap();
+        }
+    }
+    // Installed; the plants come after. The owner's documented calls never
+    // reach them (and the unqualified ones do: the reason for the advice).
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    for db in ["app", "plain"] {
+        let mut eve = m.as_user("app", db);
+        for (name, args, ret, _) in plants {
+            eve.batch_execute(&plant(name, args, ret)).unwrap();
+        }
+        let mut admin = m.as_user("admin", db);
+        admin
+            .batch_execute(
+                "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12);
+                 SELECT snowflake_id_managed.snowflake_set_worker_id(7);
+                 SELECT snowflake_id_managed.snowflake_advance_past(snowflake_nextval());",
+            )
+            .unwrap();
+        let got = draw(&mut admin, 100);
+        assert!(got.iter().all(|id| worker_of(*id) == 7), "{db}");
+        assert_eq!(one(&mut admin, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
+        let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_worker_id(8)");
+        assert_eq!(code, "42725", "{db}: the unqualified call is ambiguous beside the plant: {text}");
+    }
+}
+
+/// Under pg_tle, any role with CREATE on the database could create the
+/// registered extension first and own the worker id and the layout; the
+/// edition refuses a role that is neither a pgtle_admin member nor the
+/// database's owner.
+#[test]
+fn only_an_admin_or_the_database_owner_creates_the_extension() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    m.as_user("postgres", "app")
+        .batch_execute("GRANT CREATE ON DATABASE app TO app; GRANT CREATE ON SCHEMA public TO app")
+        .unwrap();
+    let mut eve = m.as_user("app", "app");
+    // Positive control: it may create in the database and in public.
+    eve.batch_execute("CREATE SCHEMA eve; CREATE TABLE public.eve_t (x int)").unwrap();
+    let e = common::sql_error(&mut eve, "CREATE EXTENSION snowflake_id");
+    assert_eq!(e.code, "42501", "{} / {}", e.message, e.hint);
+    assert!(e.hint.contains("pgtle_admin"), "{}", e.hint);
+    // The database's owner who is not a pgtle_admin member may.
+    m.cluster.sql("CREATE ROLE dbo LOGIN");
+    m.cluster.sql("CREATE DATABASE owned OWNER dbo");
+    m.as_user("postgres", "owned").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    m.register("owned");
+    m.as_user("dbo", "owned").batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+}
+
+/// The issue's reproduction: the counter 4 s ahead of the clock
+/// (snowflake_advance_past, the documented migration step), 1000 IDs stored,
+/// the edition dropped and installed again, the worker id set again: the
+/// first new ID is above every stored one (before: below, and 23505 seconds
+/// later). pg_tle (DROP EXTENSION; CREATE EXTENSION) and plain (its
+/// uninstall script, then the script again).
+#[test]
+fn a_reinstall_continues_above_every_id_issued_before() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    m.as_user("admin", "plain").batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+    for db in ["app", "plain"] {
+        let mut admin = m.as_user("admin", db);
+        admin
+            .batch_execute(
+                "SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '4 seconds'));
+                 CREATE TABLE t (id bigint PRIMARY KEY);
+                 INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 1000);",
+            )
+            .unwrap();
+        let max = one(&mut admin, "SELECT max(id) FROM t");
+        if db == "app" {
+            admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+        } else {
+            m.psql_file("admin", db, "dist/snowflake_id_plain_uninstall.sql", "");
+            m.psql_file("admin", db, "dist/snowflake_id_plain.sql", "");
+        }
+        let mut admin = m.as_user("admin", db);
+        admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+        let first = one(&mut admin, "SELECT snowflake_nextval()");
+        assert!(first > max, "{db}: first ID after the reinstall {first} <= stored {max}");
+        admin.batch_execute("INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 1000)").unwrap();
+        // A layout other than the counter's is refused while it holds values.
+        if db == "app" {
+            admin
+                .batch_execute(
+                    "DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id;
+                     SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)",
+                )
+                .unwrap();
+            let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_worker_id(5)");
+            assert_eq!(code, "55000", "{text}");
+        }
+    }
+}
+
+/// The issue's reproduction: one INSERT ... SELECT of many IDs with the
+/// worker id changed 3 -> 900 while it runs. Before: rows of both worker ids
+/// interleaved and thousands of IDs below the one before them. Now every ID
+/// is above the one before it, the rows after the change carry the new
+/// worker id, and a statement started after the change (under REPEATABLE
+/// READ, with a snapshot older than the change) draws with the new one only.
+#[test]
+fn a_worker_id_change_never_makes_an_id_smaller() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id; SELECT snowflake_id_managed.snowflake_set_worker_id(3);
+             CREATE TABLE t (n bigint, id bigint); GRANT ALL ON t TO PUBLIC;",
+        )
+        .unwrap();
+    // A snapshot taken before the change, used after it.
+    let mut rr = m.admin();
+    rr.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1 FROM pg_class LIMIT 1").unwrap();
+    let mut mixed = false;
+    for attempt in 0..4 {
+        admin.batch_execute("TRUNCATE t; SELECT snowflake_id_managed.snowflake_set_worker_id(3)").unwrap();
+        let mut loader = m.admin();
+        // Rows drawn after the change by the statement planned before it take
+        // the slow path (tens of microseconds each): a size that keeps that
+        // to seconds.
+        let n = 150_000;
+        let insert = thread::spawn(move || {
+            loader
+                .batch_execute(&format!("INSERT INTO t SELECT g, snowflake_nextval() FROM generate_series(1, {n}) g"))
+                .expect("insert");
+        });
+        // Change once the insert has run for a while (its rows are not
+        // visible yet: wait on pg_stat_activity).
+        let started = Instant::now();
+        while one(
+            &mut admin,
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'INSERT INTO t SELECT g%'",
+        ) == 0
+        {
+            assert!(started.elapsed() < Duration::from_secs(30), "the insert never started");
+            thread::sleep(Duration::from_millis(5));
+        }
+        thread::sleep(Duration::from_millis(100));
+        admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(900)").unwrap();
+        insert.join().unwrap();
+        let workers = ids(&mut admin, "SELECT DISTINCT (id >> 12) & 1023 FROM t ORDER BY 1");
+        let decreases =
+            one(&mut admin, "SELECT count(*) FROM (SELECT id < lag(id) OVER (ORDER BY n) AS down FROM t) s WHERE down");
+        assert_eq!(decreases, 0, "attempt {attempt}: IDs below the one before them in one statement");
+        // Once the new worker id appears, the old one never comes back.
+        let back = one(
+            &mut admin,
+            "SELECT count(*) FROM t a WHERE (a.id >> 12) & 1023 = 3
+                AND a.n > (SELECT min(n) FROM t WHERE (id >> 12) & 1023 = 900)",
+        );
+        assert_eq!(back, 0, "attempt {attempt}: worker 3 after worker 900 in one statement");
+        if workers == vec![3, 900] {
+            mixed = true;
+            break;
+        }
+        // The insert ended before the change: run it again.
+    }
+    assert!(mixed, "the change never landed while the insert ran");
+    let before = one(&mut admin, "SELECT max(id) FROM t");
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(17)").unwrap();
+    let got = ids(&mut rr, "SELECT snowflake_nextval() FROM generate_series(1, 200000)");
+    assert!(got.iter().all(|id| worker_of(*id) == 17), "REPEATABLE READ mixed worker ids");
+    assert!(got.windows(2).all(|w| w[0] < w[1]) && got[0] > before, "REPEATABLE READ went down");
+    rr.batch_execute("COMMIT").unwrap();
+    // A transaction whose snapshot predates the first worker id draws with it.
+    admin.batch_execute("CREATE DATABASE fresh OWNER admin").unwrap();
+    m.as_user("postgres", "fresh").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    m.register("fresh");
+    let mut fresh = m.as_user("admin", "fresh");
+    fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    let mut early = m.as_user("admin", "fresh");
+    early.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1 FROM pg_class LIMIT 1").unwrap();
+    fresh.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(4)").unwrap();
+    let got = ids(&mut early, "SELECT snowflake_nextval() FROM generate_series(1, 1000)");
+    assert!(got.iter().all(|id| worker_of(*id) == 4));
 }

@@ -20,11 +20,18 @@ CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass);
+    cfg snowflake_id_managed_lock.snowflake_managed_config := snowflake_id_managed.snowflake_managed_live();
+    stored snowflake_id_managed_lock.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter'));
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        -- No worker id in force: the layout the owner has set so far.
+        SELECT * INTO stored FROM snowflake_id_managed_lock.snowflake_managed_config;
+        IF FOUND THEN
+            cfg := stored;
+        END IF;
+    END IF;
     worker_id := cfg.worker_id;
     worker_bits := coalesce(cfg.worker_bits, 10);
     sequence_bits := coalesce(cfg.sequence_bits, 12);
@@ -40,7 +47,7 @@ BEGIN
     END IF;
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
-        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)
