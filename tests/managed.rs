@@ -1499,6 +1499,19 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     assert!(got.iter().all(|id| worker_of(*id) == 17), "REPEATABLE READ mixed worker ids");
     assert!(got.windows(2).all(|w| w[0] < w[1]) && got[0] > before, "REPEATABLE READ went down");
     rr.batch_execute("COMMIT").unwrap();
+    // A lower worker id while the counter runs ahead of the clock (an
+    // advance, a burst, a clock set back): the next ID is still above the
+    // last one, in a later millisecond, not beside it with smaller bits.
+    admin
+        .batch_execute(
+            "SELECT snowflake_id_managed.snowflake_advance_past(
+                 snowflake_from_timestamp(clock_timestamp() + interval '3 seconds'))",
+        )
+        .unwrap();
+    let last = one(&mut admin, "SELECT snowflake_nextval()");
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(2)").unwrap();
+    let next = one(&mut admin, "SELECT snowflake_nextval()");
+    assert!(next > last && worker_of(next) == 2, "after a change to a lower worker id: {next} <= {last}");
     // A transaction whose snapshot predates the first worker id draws with it.
     admin.batch_execute("CREATE DATABASE fresh OWNER admin").unwrap();
     m.as_user("postgres", "fresh").batch_execute("CREATE EXTENSION pg_tle").unwrap();
