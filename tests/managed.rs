@@ -1524,3 +1524,52 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     let got = ids(&mut early, "SELECT snowflake_nextval() FROM generate_series(1, 1000)");
     assert!(got.iter().all(|id| worker_of(*id) == 4));
 }
+
+/// A role that never draws IDs cannot name, and so cannot queue a lock on,
+/// what only the owner's functions read (the configuration, the worker id,
+/// the reference: an owner-only schema), nor, once the owner keeps the
+/// counter's schema to the roles that draw (docs/managed.md), what the
+/// inlined fast path reads. Before that (positive control) it can: parse
+/// analysis locks a relation before privileges are checked, and a queued
+/// lock request behind it stalled every draw.
+#[test]
+fn a_role_that_never_draws_cannot_lock_what_draws_read() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE ROLE eve LOGIN");
+    let mut admin = m.admin();
+    let internal_relations =
+        one(&mut admin, "SELECT count(*) FROM pg_class WHERE relnamespace = 'snowflake_id_managed'::regnamespace");
+    assert_eq!(internal_relations, 0, "a relation in the schema every role may use");
+    let mut eve = m.as_user("eve", "app");
+    let fast = [
+        "snowflake_id_managed_state.snowflake_managed_counter",
+        "snowflake_id_managed_state.snowflake_managed_generation",
+        "snowflake_id_managed_state.snowflake_managed_offset",
+    ];
+    for rel in fast {
+        eve.batch_execute(&format!("BEGIN; PREPARE p AS SELECT 1 FROM {rel}; ROLLBACK; DEALLOCATE p")).unwrap();
+    }
+    admin
+        .batch_execute(
+            "REVOKE USAGE ON SCHEMA snowflake_id_managed_state FROM PUBLIC;
+             GRANT USAGE ON SCHEMA snowflake_id_managed_state TO app;",
+        )
+        .unwrap();
+    let mut eve = m.as_user("eve", "app");
+    for rel in fast.iter().copied().chain([
+        "snowflake_id_managed_lock.snowflake_managed_config",
+        "snowflake_id_managed_lock.snowflake_managed_worker",
+        "snowflake_id_managed_lock.snowflake_managed_reference",
+        "snowflake_id_managed_lock.snowflake_managed_raise_lock",
+        "snowflake_id_managed_state.snowflake_managed_layout",
+    ]) {
+        let (code, text) = sqlstate_of(&mut eve, &format!("PREPARE p AS SELECT 1 FROM {rel}"));
+        assert_eq!(code, "42501", "{rel}: {text}");
+    }
+    let mut app = m.as_user("app", "app");
+    let got = draw(&mut app, 1000);
+    assert!(got.windows(2).all(|w| w[0] < w[1]) && got.iter().all(|id| worker_of(*id) == 5));
+    let block = ids(&mut app, "SELECT * FROM snowflake_nextval_block(10)");
+    assert!(block[0] > got[999]);
+}
