@@ -1573,3 +1573,85 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     let block = ids(&mut app, "SELECT * FROM snowflake_nextval_block(10)");
     assert!(block[0] > got[999]);
 }
+
+/// The seqlock, found every time: one session raises the counter a few
+/// values above where it is, over and over (the raise an owner's slow path
+/// makes at each millisecond), and the test stops that backend with SIGSTOP
+/// for a few milliseconds at a time, so that many stops land between the
+/// raise's read of the counter and its setval(); meanwhile sessions draw
+/// flat out. With the generation odd for the whole raise, draws during a
+/// stop go to the slow path and wait for the raisers' lock; without the odd
+/// bump they go on drawing past the value the raise read, and its setval()
+/// then takes the counter back under IDs already returned. A race left to
+/// the scheduler found a broken seqlock 0 times of 1 on an idle machine.
+#[test]
+fn a_raise_stopped_mid_way_never_lets_an_id_repeat() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &["max_connections = 40"]);
+    let mut raiser = m.admin();
+    // The counter a minute ahead of the clock (as after an advance): draws
+    // then keep to the fast path, without the raisers' lock, while the
+    // raiser is stopped, as draws do in a burst.
+    raiser
+        .batch_execute(
+            "SELECT snowflake_id_managed.snowflake_advance_past(
+                 snowflake_from_timestamp(clock_timestamp() + interval '60 seconds'))",
+        )
+        .unwrap();
+    let pid = one(&mut raiser, "SELECT pg_backend_pid()::bigint");
+    let stop = Arc::new(AtomicBool::new(false));
+    let raising = {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                raiser
+                    .batch_execute(
+                        "DO $$BEGIN FOR i IN 1..200 LOOP
+                             PERFORM snowflake_id_managed.snowflake_managed_raise(
+                                 pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter') + 8,
+                                 0, snowflake_id_managed.snowflake_managed_last(10), 0);
+                         END LOOP; END$$",
+                    )
+                    .expect("raise");
+            }
+        })
+    };
+    let drawers: Vec<_> = (0..6)
+        .map(|_| {
+            let mut client = m.admin();
+            let stop = stop.clone();
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    got.extend(ids(&mut client, "SELECT snowflake_nextval() FROM generate_series(1, 50)"));
+                }
+                got
+            })
+        })
+        .collect();
+    let signal = |sig: &str| {
+        let out = Command::new("kill").args([sig, &pid.to_string()]).output().expect("kill");
+        assert!(out.status.success(), "kill {sig} {pid}");
+    };
+    let started = Instant::now();
+    let mut stops = 0;
+    while started.elapsed() < Duration::from_secs(8) {
+        thread::sleep(Duration::from_micros(1500));
+        signal("-STOP");
+        thread::sleep(Duration::from_millis(4));
+        signal("-CONT");
+        stops += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    raising.join().expect("raiser");
+    let all: Vec<Vec<i64>> = drawers.into_iter().map(|h| h.join().expect("drawer")).collect();
+    let mut seen = HashSet::new();
+    let (mut repeats, mut backwards, mut total) = (0, 0, 0);
+    for got in &all {
+        backwards += got.windows(2).filter(|w| w[0] >= w[1]).count();
+        repeats += got.iter().filter(|id| !seen.insert(**id)).count();
+        total += got.len();
+    }
+    assert_eq!((repeats, backwards), (0, 0), "IDs issued twice, IDs below the session's last, among {total}");
+    assert!(stops > 300 && total > 10_000, "too little raced: {stops} stops, {total} IDs");
+}
