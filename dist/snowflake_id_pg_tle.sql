@@ -2081,4 +2081,14 @@ BEGIN
     END IF;
 END
 $register$;
-SELECT pgtle.set_default_version('snowflake_id', '0.7.0');
+DO $default$
+DECLARE
+    current pg_catalog.text := (SELECT a.default_version FROM pgtle.available_extensions() a
+                                 WHERE a.name OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name);
+BEGIN
+    IF current IS NULL OR pg_catalog.string_to_array(current, '.')::pg_catalog.int4[]
+                          OPERATOR(pg_catalog.<) pg_catalog.string_to_array('0.7.0', '.')::pg_catalog.int4[] THEN
+        PERFORM pgtle.set_default_version('snowflake_id', '0.7.0');
+    END IF;
+END
+$default$;

@@ -220,7 +220,23 @@ END
 \$update\$;
 UPD
     done
-    echo "SELECT pgtle.set_default_version('snowflake_id', '$version');"
+    # The default version moves forward only: an older release's script run
+    # after a newer one registers what it lacks and leaves the default
+    # alone, so ALTER EXTENSION UPDATE and a restore keep aiming at the
+    # newest version registered.
+    cat <<DEFAULT
+DO \$default\$
+DECLARE
+    current pg_catalog.text := (SELECT a.default_version FROM pgtle.available_extensions() a
+                                 WHERE a.name OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name);
+BEGIN
+    IF current IS NULL OR pg_catalog.string_to_array(current, '.')::pg_catalog.int4[]
+                          OPERATOR(pg_catalog.<) pg_catalog.string_to_array('$version', '.')::pg_catalog.int4[] THEN
+        PERFORM pgtle.set_default_version('snowflake_id', '$version');
+    END IF;
+END
+\$default\$;
+DEFAULT
 }
 
 plain() {

@@ -1655,3 +1655,86 @@ fn a_raise_stopped_mid_way_never_lets_an_id_repeat() {
     assert_eq!((repeats, backwards), (0, 0), "IDs issued twice, IDs below the session's last, among {total}");
     assert!(stops > 300 && total > 10_000, "too little raced: {stops} stops, {total} IDs");
 }
+
+/// The day-2 steps docs/managed.md gives for pg_tle, as a script with
+/// `set -e` runs them: an update to a newer version, the older release's
+/// script run again afterwards (it must not move the default version back:
+/// before, it did, and ALTER EXTENSION UPDATE then failed and a restore
+/// recreated the older version), and a dump restored with the list that
+/// leaves out pg_tle's own two entries, which otherwise make pg_restore
+/// exit 1 (positive control: without the list it does).
+#[test]
+fn a_set_e_script_updates_and_restores_under_pg_tle() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    let current: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    let next = format!("{current}.1");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let updates = work.path().join("updates");
+    std::fs::create_dir(&updates).unwrap();
+    std::fs::write(updates.join(format!("snowflake_id--{current}--{next}.sql")), "SELECT 1;\n").unwrap();
+    let out = work.path().join("dist");
+    check(
+        "managed.sh for the next version",
+        Command::new("bash")
+            .arg(repo_file("scripts/managed.sh"))
+            .env("SNOWFLAKE_MANAGED_VERSION", &next)
+            .env("SNOWFLAKE_MANAGED_UPDATES", &updates)
+            .env("SNOWFLAKE_MANAGED_OUT", &out)
+            .output()
+            .unwrap(),
+    );
+    admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval()); INSERT INTO t SELECT FROM generate_series(1, 500)").unwrap();
+    let max = one(&mut admin, "SELECT max(id) FROM t");
+    let psql = format!(
+        "{} -X -q -v ON_ERROR_STOP=1 -h {} -p {} -U admin",
+        m.cluster.tool("psql"),
+        m.cluster.socket_dir().display(),
+        m.cluster.port
+    );
+    let conn = format!("-h {} -p {} -U admin", m.cluster.socket_dir().display(), m.cluster.port);
+    let dump = work.path().join("app.dump");
+    let script = format!(
+        "set -e
+         {psql} -d app -f {new}
+         {psql} -d app -c 'ALTER EXTENSION snowflake_id UPDATE'
+         {psql} -d app -f {old}
+         {dump_tool} -Fc {conn} -d app -f {dump}
+         {restore} -l {dump} | grep -v -e ' SCHEMA - pgtle ' -e ' COMMENT - EXTENSION pg_tle' > {dump}.list
+         {restore} --exit-on-error {conn} -L {dump}.list -d copy {dump}",
+        new = out.join("snowflake_id_pg_tle.sql").display(),
+        old = repo_file("dist/snowflake_id_pg_tle.sql"),
+        dump_tool = m.cluster.tool("pg_dump"),
+        restore = m.cluster.tool("pg_restore"),
+        dump = dump.display(),
+    );
+    m.cluster.sql("CREATE DATABASE copy OWNER admin");
+    m.as_user("postgres", "copy").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    check("the day-2 script", Command::new("bash").args(["-c", &script]).output().unwrap());
+    let default: String = admin
+        .query_one("SELECT default_version FROM pgtle.available_extensions() WHERE name = 'snowflake_id'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(default, next, "the older script moved the default version back");
+    let mut copy = m.as_user("admin", "copy");
+    let version: String =
+        copy.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, next);
+    let first = one(&mut copy, "SELECT snowflake_nextval()");
+    assert!(first > max, "restored: {first} <= {max}");
+    // Positive control: the whole dump, under --exit-on-error, stops on
+    // pg_tle's own entries.
+    m.cluster.sql("CREATE DATABASE copy2 OWNER admin");
+    m.as_user("postgres", "copy2").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    let whole = Command::new(m.cluster.tool("pg_restore"))
+        .args(["--exit-on-error", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "copy2"])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(!whole.status.success(), "pg_restore of the whole dump exited 0");
+}
