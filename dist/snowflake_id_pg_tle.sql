@@ -29,6 +29,9 @@ DECLARE
     relations pg_catalog.name[] := ARRAY['snowflake_id_status','snowflake_parts']::pg_catalog.name[];
     ns pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
     ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name);
+    -- The plain script over an earlier plain install: the owner's own
+    -- objects of these names are that install's, replaced in place.
+    updating pg_catalog.bool := false;
     clash record;
 BEGIN
     SELECT o.kind, o.what, o.owner INTO clash
@@ -56,11 +59,13 @@ BEGIN
               FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
              WHERE t.typnamespace OPERATOR(pg_catalog.=) ns AND t.typname OPERATOR(pg_catalog.=) ANY (relations)
                AND t.typrelid OPERATOR(pg_catalog.=) 0::pg_catalog.oid AND t.typelem OPERATOR(pg_catalog.=) 0::pg_catalog.oid) o
-     WHERE ext IS NULL
-        OR NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
-                        WHERE d.classid OPERATOR(pg_catalog.=) o.classid AND d.objid OPERATOR(pg_catalog.=) o.objid
-                          AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
-                          AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+     WHERE CASE WHEN ext IS NULL
+                THEN NOT (updating AND o.owner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid)
+                ELSE NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                  WHERE d.classid OPERATOR(pg_catalog.=) o.classid AND d.objid OPERATOR(pg_catalog.=) o.objid
+                                    AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+                                    AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+           END
      ORDER BY o.what
      LIMIT 1;
     IF FOUND THEN
@@ -274,6 +279,7 @@ BEGIN
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
+COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition 0.7.0: internal functions (docs/managed.md)';
 CREATE SCHEMA snowflake_id_managed_lock;
 -- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
 -- SCHEMAS granted as they were created: every grant but the owner's goes

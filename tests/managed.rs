@@ -1738,3 +1738,65 @@ fn a_set_e_script_updates_and_restores_under_pg_tle() {
         .unwrap();
     assert!(!whole.status.success(), "pg_restore of the whole dump exited 0");
 }
+
+/// The plain script over the plain install of 0.7.0 (its shipped script,
+/// from the repository's history) updates it in place: the counter (moved
+/// 60 s ahead, so that the clock alone would not keep new IDs above the
+/// stored ones), the worker id and the layout stay, a column default and a
+/// view that use the functions stay, and the script names the version it
+/// moved from.
+#[test]
+fn the_plain_script_updates_a_0_7_0_install_in_place() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let old = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", "dbddaf6:dist/snowflake_id_plain.sql"])
+        .output()
+        .expect("git");
+    assert!(old.status.success(), "0.7.0's plain script from git: {}", String::from_utf8_lossy(&old.stderr));
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let old_script = work.path().join("plain-0.7.0.sql");
+    std::fs::write(&old_script, &old.stdout).unwrap();
+    let psql = |file: &std::path::Path| {
+        let out = Command::new(m.cluster.tool("psql"))
+            .args(["-X", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(m.cluster.socket_dir())
+            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
+            .arg(file)
+            .output()
+            .unwrap();
+        check(&format!("psql -f {}", file.display()), out)
+    };
+    psql(&old_script);
+    let mut admin = m.as_user("admin", "plain");
+    admin
+        .batch_execute(
+            "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 11); SELECT snowflake_set_worker_id(12);
+             CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int);
+             CREATE VIEW v AS SELECT id, snowflake_timestamp(id) AS ts FROM t;
+             SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '60 seconds'));
+             INSERT INTO t (x) SELECT g FROM generate_series(1, 1000) g;",
+        )
+        .unwrap();
+    let max = one(&mut admin, "SELECT max(id) FROM t");
+    let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is updated from 0.7.0 to"), "{said}");
+    let mut admin = m.as_user("admin", "plain");
+    let row = admin.query_one("SELECT worker_id, worker_bits, sequence_bits FROM snowflake_id_status", &[]).unwrap();
+    assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, i32>(1), row.get::<_, i32>(2)), (Some(12), 10, 11));
+    let id = one(&mut admin, "INSERT INTO t (x) VALUES (-1) RETURNING id");
+    assert!(id > max && (id >> 11) & 1023 == 12, "after the update: {id} <= {max}");
+    assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1001);
+    let plan = ids_plan(&mut admin);
+    assert!(plan.contains("snowflake_id_managed_state.snowflake_managed_counter"), "not baked again: {plan}");
+    let left = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous'");
+    assert_eq!(left, 0);
+    // And again: the update over this version is a no-op for the IDs.
+    let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is updated from"));
+    let next = one(&mut admin, "INSERT INTO t (x) VALUES (-2) RETURNING id");
+    assert!(next > id && (next >> 11) & 1023 == 12);
+}

@@ -68,6 +68,7 @@ BEGIN
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
+COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition @snowflake_id_version@: internal functions (docs/managed.md)';
 CREATE SCHEMA snowflake_id_managed_lock;
 -- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
 -- SCHEMAS granted as they were created: every grant but the owner's goes
