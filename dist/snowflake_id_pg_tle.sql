@@ -340,6 +340,9 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
+    -- The database the worker id was set in (its oid): a restore into
+    -- another one shows in snowflake_id_status as a copy's.
+    set_in oid,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
@@ -365,7 +368,7 @@ DECLARE
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid)::snowflake_id_managed_lock.snowflake_managed_config;
 END
 $body$;
 
@@ -1144,7 +1147,7 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
     SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE;
     IF NOT FOUND THEN
-        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12)::snowflake_id_managed_lock.snowflake_managed_config;
+        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
     END IF;
     IF worker_id < 0 OR worker_id >= (1 << cfg.worker_bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, cfg.worker_bits
@@ -1155,9 +1158,10 @@ BEGIN
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
     -- that the switch below brings the layout that is stored into force.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits)
-        VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits)
-        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id
+    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in)
+        VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
+                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
+        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in
         WHERE c.epoch = excluded.epoch AND c.worker_bits = excluded.worker_bits AND c.sequence_bits = excluded.sequence_bits;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written = 0 THEN
@@ -2052,6 +2056,13 @@ BEGIN
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
+        -- A restored dump (a copy) carries its source's worker id: two
+        -- databases issuing with one collide, and nothing else notices.
+        WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
+             IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
+                                WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+            THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
+                                   worker_id)
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)
@@ -2060,7 +2071,31 @@ BEGIN
 END
 $body$;
 
-CREATE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+-- The view has every column of the native one, those that mean nothing
+-- here NULL (lease_state 'none', as native without a registry), after the
+-- function's own, so that the native edition's queries
+-- (monitoring/postgres_exporter.yaml, docs/monitoring.md) run unchanged.
+CREATE VIEW snowflake_id_status AS
+    SELECT s.*,
+           NULL::pg_catalog.timestamptz AS started_at,
+           NULL::pg_catalog.timestamptz AS durable_mark,
+           NULL::pg_catalog.int8 AS ids_issued,
+           NULL::pg_catalog.int8 AS ms_borrowed,
+           NULL::pg_catalog.int8 AS waits,
+           NULL::pg_catalog.int8 AS clock_steps_back,
+           NULL::pg_catalog.int8 AS largest_step_back_ms,
+           NULL::pg_catalog.int8 AS mark_writes,
+           NULL::pg_catalog.int8 AS mark_writes_by_keeper,
+           NULL::pg_catalog.pg_lsn AS mark_lsn,
+           NULL::pg_catalog.int4 AS keeper_pid,
+           NULL::pg_catalog.timestamptz AS sync_standby_wait_since,
+           'none'::pg_catalog.text AS lease_state,
+           NULL::pg_catalog.int8 AS lease_epoch,
+           NULL::pg_catalog.timestamptz AS lease_floor,
+           NULL::pg_catalog.timestamptz AS lease_ceiling,
+           NULL::pg_catalog.timestamptz AS lease_renewed_at,
+           NULL::pg_catalog.text AS registry_error
+      FROM @extschema@.snowflake_id_status() s;
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
 GRANT SELECT ON snowflake_id_status TO PUBLIC;

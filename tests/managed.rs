@@ -1349,6 +1349,19 @@ fn plants_of_the_managed_names_stop_both_installs() {
         assert_eq!(one(&mut admin, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
         let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_worker_id(8)");
         assert_eq!(code, "42725", "{db}: the unqualified call is ambiguous beside the plant: {text}");
+        // docs/managed.md's look-alike query finds each, on both installs.
+        let found = one(
+            &mut admin,
+            "SELECT count(*) FROM (
+             SELECT p.oid::regprocedure AS look_alike, pg_get_userbyid(p.proowner) AS owner
+               FROM pg_namespace i
+               JOIN pg_proc q ON q.proname = 'snowflake_nextval' AND q.pronargs = 0 AND q.proowner = i.nspowner
+               JOIN pg_proc p ON p.pronamespace = q.pronamespace
+              WHERE i.nspname = 'snowflake_id_managed'
+                AND p.proname LIKE 'snowflake%'
+                AND p.proowner <> i.nspowner) l WHERE owner = 'app'",
+        );
+        assert_eq!(found, plants.len() as i64, "{db}: the look-alike query");
     }
 }
 
@@ -1799,4 +1812,71 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is updated from"));
     let next = one(&mut admin, "INSERT INTO t (x) VALUES (-2) RETURNING id");
     assert!(next > id && (next >> 11) & 1023 == 12);
+}
+
+/// The queries of monitoring/postgres_exporter.yaml, run unchanged on the
+/// managed edition (before, the main one failed: no keeper_pid): every
+/// column of the native status view is there, NULL where it means nothing
+/// here. And a database restored from a dump of another names itself a
+/// copy in `problem` until the owner sets (or confirms) its worker id.
+#[test]
+fn the_exporter_queries_run_and_a_copy_is_named() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    draw(&mut admin, 100);
+    let text = std::fs::read_to_string(repo_file("monitoring/postgres_exporter.yaml")).unwrap();
+    let mut queries = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(q) = current.as_mut() {
+            if line.starts_with("    ") {
+                q.push_str(line);
+                q.push('\n');
+                continue;
+            }
+            queries.push(current.take().unwrap());
+        }
+        if line.trim() == "query: |" {
+            current = Some(String::new());
+        }
+    }
+    queries.extend(current);
+    assert_eq!(queries.len(), 3, "{queries:?}");
+    for q in &queries {
+        admin.query(q.as_str(), &[]).unwrap_or_else(|e| panic!("{q}: {}", common::describe(&e)));
+    }
+    let row = admin.query_one(queries[0].as_str(), &[]).unwrap();
+    assert_eq!(row.get::<_, String>("worker_id"), "5");
+    assert_eq!(row.get::<_, i32>("keeper_running"), 0);
+    assert_eq!(row.get::<_, Option<i64>>("ids_issued"), None);
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert_eq!(problem, None);
+    // A copy: pg_dump, restored into a new database.
+    let dump = m.cluster.socket_dir().join("app.dump");
+    check(
+        "pg_dump",
+        Command::new(m.cluster.tool("pg_dump"))
+            .args(["-Fc", "-h"])
+            .arg(m.cluster.socket_dir())
+            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
+            .arg(&dump)
+            .output()
+            .unwrap(),
+    );
+    m.cluster.sql("CREATE DATABASE copy OWNER admin");
+    m.as_user("postgres", "copy").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    Command::new(m.cluster.tool("pg_restore"))
+        .arg("-h")
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "copy"])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    let mut copy = m.as_user("admin", "copy");
+    let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(problem.unwrap_or_default().contains("set in another database"), "the copy is not named");
+    copy.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert_eq!(problem, None);
 }

@@ -129,6 +129,9 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
+    -- The database the worker id was set in (its oid): a restore into
+    -- another one shows in snowflake_id_status as a copy's.
+    set_in oid,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
@@ -154,7 +157,7 @@ DECLARE
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid)::snowflake_id_managed_lock.snowflake_managed_config;
 END
 $body$;
 
