@@ -617,7 +617,8 @@ $body$;
 -- The offset now, given the clock's floor f and the counter cur, kept as
 -- the comment on snowflake_managed_offset says. Not under a lock: a race
 -- between two sessions only changes how long one of them waits.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint, epoch timestamptz,
+                                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -633,11 +634,12 @@ BEGIN
     -- those may wait on a lock (another role's queued lock request on the
     -- reference was seen holding one for seconds), and a floor read before
     -- that wait, compared with a reference others advanced meanwhile, looked
-    -- like a clock set back and grew the offset by the wait, again and again
-    -- (the second review of the edition, F3). Later than the caller's, never
+    -- like a clock set back and grew the offset by the wait, again and
+    -- again. Later than the caller's, never
     -- earlier: the caller's comparisons with its own floor only grow stricter.
-    SELECT snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) INTO fresh
-      FROM snowflake_id_managed.snowflake_managed_live() c;
+    -- The layout is the caller's: it does not change while a worker id is
+    -- in force, and reading it again here cost a call per draw.
+    fresh := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
     f := greatest(f, coalesce(fresh, f));
     IF f + off < seen - lim / 4 THEN
         -- The clock went back: the reference goes on from where it was (or,
@@ -674,7 +676,7 @@ BEGIN
     LOOP
         f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
         cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass), 0);
-        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim, cfg.epoch, cfg.sequence_bits) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
@@ -857,7 +859,7 @@ BEGIN
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim, cfg.epoch, cfg.sequence_bits) < lim THEN
                 RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
             PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
@@ -1078,7 +1080,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
-    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
     snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====

@@ -227,7 +227,7 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("SELECT * FROM snowflake_id_managed_lock.snowflake_managed_raise_lock", "read the raise lock"),
         // Parse analysis locks a relation before privileges are checked: a
         // PREPARE in an open transaction held the raise lock's table and
-        // stopped every raise (the edition's second review, F1). The schema
+        // stopped every raise. The schema
         // grants nothing, so the name is not even found.
         (
             "PREPARE hold AS INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true)",
@@ -1178,7 +1178,7 @@ fn a_foreign_internal_schema_stops_the_install() {
     assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
 }
 
-/// The edition's second review (F3): a floor read before a wait on the
+/// A floor read before a wait on the
 /// reference's lock, compared with a reference other sessions advanced
 /// meanwhile, looked like a clock set back and grew the offset by the wait,
 /// again at every such wait, so bursts could lead the clock without bound.
@@ -1195,7 +1195,7 @@ fn a_floor_read_before_a_lock_wait_is_no_clock_step() {
     let stale = "SELECT snowflake_id_managed.snowflake_managed_offset_now(
                      snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) - (3000::bigint << c.sequence_bits),
                      coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'), 0),
-                     snowflake_id_managed.snowflake_managed_max_drift_ms() << c.sequence_bits)
+                     snowflake_id_managed.snowflake_managed_max_drift_ms() << c.sequence_bits, c.epoch, c.sequence_bits)
                  FROM snowflake_id_managed_lock.snowflake_managed_config c";
     assert_eq!(one(&mut admin, stale), 0, "a three-second-old floor was taken for a clock set back");
     let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'), 0)";
