@@ -1880,3 +1880,57 @@ fn the_exporter_queries_run_and_a_copy_is_named() {
     let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
     assert_eq!(problem, None);
 }
+
+/// The conversion recipe docs/managed.md gives (the managed edition has no
+/// snowflake_convert), run as written: a serial key with an integer foreign
+/// key to it becomes a bigint key drawing snowflake IDs, the referencing
+/// column is widened, new IDs are above the stored ones, and the old
+/// sequence is gone.
+#[test]
+fn a_serial_table_converts_by_the_recipe() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let doc = std::fs::read_to_string(repo_file("docs/managed.md")).unwrap();
+    let section = &doc[doc.find("## Converting a bigserial or identity table").expect("the recipe's section")..];
+    let start = section.find("```sql\n").unwrap() + 7;
+    let recipe = &section[start..start + section[start..].find("```").unwrap()];
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE TABLE orders (id serial PRIMARY KEY, note text);
+             CREATE TABLE order_lines (order_id integer REFERENCES orders, n int);
+             INSERT INTO orders (note) SELECT 'old' FROM generate_series(1, 500);
+             INSERT INTO order_lines SELECT id, 1 FROM orders;",
+        )
+        .unwrap();
+    let max = one(&mut admin, "SELECT max(id)::bigint FROM orders");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let file = work.path().join("convert.sql");
+    std::fs::write(&file, recipe).unwrap();
+    check(
+        "the recipe",
+        Command::new(m.cluster.tool("psql"))
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", "-h"])
+            .arg(m.cluster.socket_dir())
+            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
+            .arg(&file)
+            .output()
+            .unwrap(),
+    );
+    let id = one(&mut admin, "INSERT INTO orders (note) VALUES ('new') RETURNING id");
+    assert!(id > max && worker_of(id) == 5, "{id}");
+    admin.batch_execute(&format!("INSERT INTO order_lines VALUES ({id}, 2)")).unwrap();
+    let types: Vec<String> = admin
+        .query(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+              WHERE (attrelid, attname) IN (('orders'::regclass, 'id'), ('order_lines'::regclass, 'order_id'))",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(types, ["bigint", "bigint"]);
+    assert_eq!(one(&mut admin, "SELECT count(*) FROM pg_class WHERE relname = 'orders_id_seq'"), 0);
+}
