@@ -826,8 +826,11 @@ BEGIN
     -- fast path now, once. Only when it really is the unbaked one (any role
     -- may call this with true), and without waiting: the session that holds
     -- the row is baking it (or the owner is changing it).
-    IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
-                                     'snowflake_managed_draw(true)') > 0 THEN
+    -- Not in a transaction that set the worker id: that one comes into
+    -- force at its commit (snowflake_managed_config_commit), not before.
+    IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
+       AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
+                             'snowflake_managed_draw(true)') > 0 THEN
         PERFORM 1 FROM snowflake_id_managed_lock.snowflake_managed_config FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
             PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
@@ -1130,14 +1133,38 @@ $body$;
 CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_managed_lock.snowflake_managed_config
     FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_changed();
 
+-- At the commit of a transaction that ran snowflake_set_worker_id (a
+-- deferred trigger fires as the transaction commits, never when it rolls
+-- back): the worker id comes into force (snowflake_managed_bake switches to
+-- the configuration) and the fast path is built for it. Only after
+-- snowflake_set_worker_id (its transaction-local mark): a restore's load of
+-- the configuration leaves the switch to the first draw, after the
+-- counter's value is loaded.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_commit() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    IF pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) OPERATOR(pg_catalog.=) 'on' THEN
+        PERFORM pg_catalog.set_config('snowflake_id_managed.switch_at_commit', 'off', true);
+        PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
+    END IF;
+    RETURN NULL;
+END
+$body$;
+CREATE CONSTRAINT TRIGGER snowflake_managed_config_commit AFTER INSERT OR UPDATE ON snowflake_id_managed_lock.snowflake_managed_config
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_commit();
+
 -- This database's worker id: unique among every server and database that
 -- issues IDs for the same tables (native servers included). May change at
 -- any time: every ID of the new worker id is in a later millisecond than
 -- every ID returned before (snowflake_managed_switch), so no ID is ever
 -- smaller than one returned before it; IDs stay unique only if no other
--- issuer has the new one. Takes effect at once, for running statements too,
--- and stays in force even if the calling transaction rolls back (a
--- sequence is not transactional): run it on its own.
+-- issuer has the new one. Takes effect when the calling transaction
+-- commits (for running statements too), and not at all if it rolls back:
+-- until then every draw, the caller's included, uses the worker id in
+-- force before.
 CREATE FUNCTION snowflake_id_managed.snowflake_set_worker_id(worker_id integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
@@ -1157,9 +1184,20 @@ BEGIN
                   HINT = pg_catalog.format('Give a worker id from 0 to %s, unique among the servers issuing IDs together.',
                                            (1 << cfg.worker_bits) - 1);
     END IF;
+    -- Checked now (the counter's schema, its owner, its layout), so that a
+    -- refusal comes from this call; the switch itself waits for the commit
+    -- (snowflake_managed_config_commit): the sequences it sets are not
+    -- transactional, and a worker id whose transaction rolled back stayed
+    -- in force, unseen by the configuration, with every draw on the slow
+    -- path from then on.
+    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+    -- Marked before the write below fires the trigger (at once under SET
+    -- CONSTRAINTS ... IMMEDIATE, which brings the change into force at
+    -- once, as before, and status names it if it is then rolled back).
+    PERFORM pg_catalog.set_config('snowflake_id_managed.switch_at_commit', 'on', true);
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
-    -- that the switch below brings the layout that is stored into force.
+    -- that the switch at commit brings the layout that is stored into force.
     INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in)
         VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
                 (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
@@ -1170,8 +1208,6 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the layout changed while the worker id was being set'
             USING ERRCODE = '40001', HINT = 'Run snowflake_set_worker_id again.';
     END IF;
-    PERFORM snowflake_id_managed.snowflake_managed_switch(worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
-    PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
 END
 $body$;
 COMMENT ON FUNCTION snowflake_id_managed.snowflake_set_worker_id(integer) IS
@@ -1300,6 +1336,7 @@ COMMENT ON FUNCTION snowflake_id_managed.snowflake_advance_past(bigint, boolean)
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(text), snowflake_id_managed.snowflake_managed_config_changed(),
+    snowflake_id_managed.snowflake_managed_config_commit(),
     snowflake_id_managed.snowflake_set_worker_id(integer), snowflake_id_managed.snowflake_set_layout(timestamptz, integer, integer),
     snowflake_id_managed.snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 
@@ -2065,6 +2102,12 @@ BEGIN
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
             THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
+        -- The worker id in force is not the configuration's (a change whose
+        -- commit failed after the switch, or made by an earlier version that
+        -- switched before the commit and was rolled back).
+        WHEN (SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c) IS DISTINCT FROM worker_id
+            THEN pg_catalog.format('snowflake_id: worker id %s is in force, but the configuration says %s: the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n) with the right one',
+                                   worker_id, coalesce((SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c)::pg_catalog.text, 'none'))
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)

@@ -453,8 +453,12 @@ fn pg_dump_and_restore_keep_the_configuration_and_continue_above() {
         .batch_execute(
             "CREATE EXTENSION snowflake_id;
              SELECT snowflake_set_layout('2024-06-01 00:00:00+00', 9, 13);
-             SELECT snowflake_set_worker_id(300);
-             CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
+             SELECT snowflake_set_worker_id(300);",
+        )
+        .unwrap();
+    admin
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
              INSERT INTO t SELECT FROM generate_series(1, 3000);",
         )
         .unwrap();
@@ -994,9 +998,9 @@ fn a_worker_id_set_during_a_layout_change_refuses_the_change() {
 /// IDs drawn in a transaction that is rolled back were still returned: they
 /// never come back. The counter is never altered after it is created (an
 /// ALTER SEQUENCE is transactional, and its rollback took the counter back
-/// under them); here the first configuration and a burst 250 ms ahead of
-/// the clock (4 sequence bits) are rolled back, and the IDs drawn after are
-/// all above them.
+/// under them); here a burst 250 ms ahead of the clock (4 sequence bits)
+/// is rolled back, and the IDs drawn after are all above it. A first
+/// configuration rolled back never came into force.
 #[test]
 fn ids_of_a_rolled_back_transaction_never_come_back() {
     let Some(bin) = managed_bin() else { return };
@@ -1005,10 +1009,15 @@ fn ids_of_a_rolled_back_transaction_never_come_back() {
     let mut admin = m.admin();
     admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
     let configure = "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 4); SELECT snowflake_set_worker_id(1);";
+    // A first configuration comes into force at its commit: none before.
     admin.batch_execute(&format!("BEGIN; {configure}")).unwrap();
-    let rolled_back = draw(&mut admin, 4000);
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_nextval()");
+    assert_eq!(code, "55000", "a draw before the configuration's commit: {text}");
     admin.batch_execute("ROLLBACK").unwrap();
     admin.batch_execute(configure).unwrap();
+    admin.batch_execute("BEGIN").unwrap();
+    let rolled_back = draw(&mut admin, 4000);
+    admin.batch_execute("ROLLBACK").unwrap();
     let after = draw(&mut admin, 4000);
     assert!(after[0] > rolled_back[3999], "{} reissued", after.iter().filter(|id| **id <= rolled_back[3999]).count());
 }
@@ -1130,9 +1139,11 @@ fn a_burst_after_an_advance_is_bounded_too() {
         .batch_execute(
             "CREATE EXTENSION snowflake_id;
              SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 2);
-             SELECT snowflake_set_worker_id(3);
-             SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '10 s'));",
+             SELECT snowflake_set_worker_id(3);",
         )
+        .unwrap();
+    admin
+        .batch_execute("SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '10 s'));")
         .unwrap_or_else(|e| panic!("{}", common::describe(&e)));
     let started = Instant::now();
     let got = draw(&mut admin, 12_000);
@@ -1340,10 +1351,10 @@ fn plants_of_the_managed_names_stop_both_installs() {
         admin
             .batch_execute(
                 "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12);
-                 SELECT snowflake_id_managed.snowflake_set_worker_id(7);
-                 SELECT snowflake_id_managed.snowflake_advance_past(snowflake_nextval());",
+                 SELECT snowflake_id_managed.snowflake_set_worker_id(7);",
             )
             .unwrap();
+        admin.batch_execute("SELECT snowflake_id_managed.snowflake_advance_past(snowflake_nextval())").unwrap();
         let got = draw(&mut admin, 100);
         assert!(got.iter().all(|id| worker_of(*id) == 7), "{db}");
         assert_eq!(one(&mut admin, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
@@ -1933,4 +1944,43 @@ fn a_serial_table_converts_by_the_recipe() {
         .collect();
     assert_eq!(types, ["bigint", "bigint"]);
     assert_eq!(one(&mut admin, "SELECT count(*) FROM pg_class WHERE relname = 'orders_id_seq'"), 0);
+}
+
+/// A worker id change whose transaction rolls back never comes into force.
+/// It did: the switch set sequences, which a rollback leaves, so the
+/// configuration said 5 while IDs carried 7, status showed 7 with no
+/// problem, and every draw took the slow path from then on (the fast path
+/// built for 7 was rolled back, the one for 5 was retired by the switch).
+#[test]
+fn a_rolled_back_worker_id_change_never_comes_into_force() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    let range = "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') >> 40";
+    let before = one(&mut admin, range);
+    admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(7); ROLLBACK").unwrap();
+    let mut app = m.as_user("app", "app");
+    let got = draw(&mut app, 1000);
+    assert!(got.iter().all(|id| worker_of(*id) == 5), "a rolled-back worker id is in force");
+    assert_eq!(one(&mut admin, range), before, "a rolled-back change retired the fast path");
+    // Before its commit, the change is not in force, for its own
+    // transaction either.
+    admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(7)").unwrap();
+    let inside = draw(&mut admin, 10);
+    assert!(inside.iter().all(|id| worker_of(*id) == 5), "before its commit the change is in force");
+    admin.batch_execute("ROLLBACK").unwrap();
+    let row = admin.query_one("SELECT worker_id, problem FROM snowflake_id_status", &[]).unwrap();
+    assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, Option<String>>(1)), (Some(5), None));
+    // Committed, it is in force, above every ID before it.
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(7)").unwrap();
+    let after = draw(&mut app, 10);
+    assert!(after.iter().all(|id| worker_of(*id) == 7) && after[0] > got[999]);
+    // A worker id in force that the configuration does not say is named.
+    admin
+        .batch_execute(
+            "BEGIN; SET CONSTRAINTS ALL IMMEDIATE; SELECT snowflake_id_managed.snowflake_set_worker_id(9); ROLLBACK",
+        )
+        .unwrap();
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(problem.is_some_and(|p| p.contains("configuration says 7")), "not named");
 }

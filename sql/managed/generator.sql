@@ -615,8 +615,11 @@ BEGIN
     -- fast path now, once. Only when it really is the unbaked one (any role
     -- may call this with true), and without waiting: the session that holds
     -- the row is baking it (or the owner is changing it).
-    IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
-                                     'snowflake_managed_draw(true)') > 0 THEN
+    -- Not in a transaction that set the worker id: that one comes into
+    -- force at its commit (snowflake_managed_config_commit), not before.
+    IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
+       AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
+                             'snowflake_managed_draw(true)') > 0 THEN
         PERFORM 1 FROM snowflake_id_managed_lock.snowflake_managed_config FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
             PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);

@@ -55,6 +55,12 @@ BEGIN
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
             THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
+        -- The worker id in force is not the configuration's (a change whose
+        -- commit failed after the switch, or made by an earlier version that
+        -- switched before the commit and was rolled back).
+        WHEN (SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c) IS DISTINCT FROM worker_id
+            THEN pg_catalog.format('snowflake_id: worker id %s is in force, but the configuration says %s: the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n) with the right one',
+                                   worker_id, coalesce((SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c)::pg_catalog.text, 'none'))
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)
