@@ -1984,3 +1984,57 @@ fn a_rolled_back_worker_id_change_never_comes_into_force() {
     let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
     assert!(problem.is_some_and(|p| p.contains("configuration says 7")), "not named");
 }
+
+/// A reinstall or an update takes over the counter's schema as an earlier
+/// install left it, grants included: a role granted UPDATE on the counter
+/// (by a compromised earlier install, or by mistake) kept it, and could
+/// take the counter back under stored IDs. Now every privilege beyond what
+/// drawing needs goes at the takeover; what the owner gave to the roles
+/// that draw stays.
+#[test]
+fn a_takeover_keeps_only_the_grants_that_drawing_needs() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE ROLE eve LOGIN");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO eve;
+             GRANT UPDATE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter,
+                 snowflake_id_managed_state.snowflake_managed_generation TO eve;
+             GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_layout TO eve WITH GRANT OPTION;
+             REVOKE USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
+             GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO app;",
+        )
+        .unwrap();
+    admin
+        .batch_execute(
+            "DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_worker_id(5);",
+        )
+        .unwrap();
+    let privs = |sql: &str| -> bool { m.admin().query_one(sql, &[]).unwrap().get(0) };
+    for (rel, p) in [
+        ("snowflake_managed_counter", "UPDATE"),
+        ("snowflake_managed_generation", "UPDATE"),
+        ("snowflake_managed_layout", "SELECT"),
+    ] {
+        assert!(
+            !privs(&format!("SELECT has_sequence_privilege('eve', 'snowflake_id_managed_state.{rel}', '{p}')")),
+            "eve kept {p} on {rel}"
+        );
+    }
+    assert!(privs("SELECT has_schema_privilege('eve', 'snowflake_id_managed_state', 'USAGE')"));
+    assert!(privs(
+        "SELECT has_sequence_privilege('app', 'snowflake_id_managed_state.snowflake_managed_counter', 'USAGE')"
+    ));
+    assert!(!privs(
+        "SELECT has_sequence_privilege('eve', 'snowflake_id_managed_state.snowflake_managed_counter', 'USAGE')"
+    ));
+    let mut eve = m.as_user("eve", "app");
+    let (code, text) =
+        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)");
+    assert_eq!(code, "42501", "{text}");
+    let got = draw(&mut m.as_user("app", "app"), 10);
+    assert!(got.iter().all(|id| worker_of(*id) == 5));
+}

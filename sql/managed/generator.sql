@@ -265,6 +265,63 @@ BEGIN
 END
 $state$;
 
+-- The privileges on the counter's schema and its sequences, as an install
+-- leaves them, whatever an earlier install (or a role it let) granted: a
+-- role that kept UPDATE on the counter or the generation could take the
+-- counter back under IDs already issued, or break the seqlock. Each role
+-- other than the owner keeps only what the fast path needs and the owner
+-- may give to the roles that draw (USAGE on the schema and on the counter,
+-- SELECT on the generation and the offset; nothing on the layout), without
+-- grant option; whatever else it holds goes (CASCADE: with what it granted
+-- on). Run at every switch, so at every takeover: a reinstall's or an
+-- update's first worker id.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_grants() RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    o record;
+    g record;
+    p pg_catalog.text;
+BEGIN
+    FOR o IN
+        SELECT 'SCHEMA'::pg_catalog.text AS kind, 'snowflake_id_managed_state'::pg_catalog.text AS obj, n.nspacl AS acl,
+               n.nspowner AS owner, ARRAY['USAGE']::pg_catalog.text[] AS allowed
+          FROM pg_catalog.pg_namespace n
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+        UNION ALL
+        SELECT 'SEQUENCE', pg_catalog.format('snowflake_id_managed_state.%I', c.relname), c.relacl, c.relowner,
+               CASE c.relname WHEN 'snowflake_managed_counter' THEN ARRAY['USAGE']::pg_catalog.text[]
+                              WHEN 'snowflake_managed_layout' THEN ARRAY[]::pg_catalog.text[]
+                              ELSE ARRAY['SELECT']::pg_catalog.text[] END
+          FROM pg_catalog.pg_class c
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                          'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+    LOOP
+        FOR g IN
+            SELECT a.grantee, pg_catalog.array_agg(a.privilege_type) AS privs, pg_catalog.bool_or(a.is_grantable) AS grantable
+              FROM pg_catalog.aclexplode(o.acl) a
+             WHERE a.grantee OPERATOR(pg_catalog.<>) o.owner
+             GROUP BY a.grantee
+        LOOP
+            IF g.grantable OR NOT (g.privs OPERATOR(pg_catalog.<@) o.allowed) THEN
+                EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s CASCADE', o.kind, o.obj,
+                                          CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                               ELSE g.grantee::pg_catalog.regrole::pg_catalog.text END);
+                FOREACH p IN ARRAY o.allowed LOOP
+                    IF p OPERATOR(pg_catalog.=) ANY (g.privs) THEN
+                        EXECUTE pg_catalog.format('GRANT %s ON %s %s TO %s', p, o.kind, o.obj,
+                                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                                       ELSE g.grantee::pg_catalog.regrole::pg_catalog.text END);
+                    END IF;
+                END LOOP;
+            END IF;
+        END LOOP;
+    END LOOP;
+END
+$body$;
+
 -- Checks the counter's schema before a worker id comes into force (the
 -- extension's owner's, with its four sequences of the owner's, made if
 -- missing) and that the counter counts in the layout coming into force, if
@@ -305,6 +362,7 @@ BEGIN
                   DETAIL = pg_catalog.format('Its sequences should be the extension''s owner''s; not so: %s.', bad),
                   HINT = 'Have their owner drop or rename that schema, then set the worker id again.';
     END IF;
+    PERFORM snowflake_id_managed.snowflake_managed_state_grants();
     was := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
     IF was IS DISTINCT FROM wanted AND was IS NOT NULL
        AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
@@ -869,7 +927,7 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
-    snowflake_id_managed.snowflake_managed_state_create(),
+    snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
