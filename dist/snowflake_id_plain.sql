@@ -1213,6 +1213,25 @@ CREATE CONSTRAINT TRIGGER snowflake_managed_config_commit AFTER INSERT OR UPDATE
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_commit();
 
+-- A reinstall (DROP and CREATE EXTENSION, or the plain script run again
+-- after its uninstall) finds the counter of the earlier install and the
+-- layout it counts in: that layout is this install's from the start, so
+-- that stored IDs decode as they did (the decoders' layout functions are
+-- baked from it by the trigger above), and the owner sets only the worker
+-- id again. Not during a restore: its dump brings the configuration.
+DO $seed$
+DECLARE
+    l bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'));
+    m bigint := ((l % 1024) + 1024) % 1024;
+BEGIN
+    IF l IS NOT NULL AND NOT EXISTS (SELECT FROM snowflake_id_managed_lock.snowflake_managed_config) THEN
+        INSERT INTO snowflake_id_managed_lock.snowflake_managed_config (epoch, worker_bits, sequence_bits)
+            VALUES (pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
+                    (m / 32)::integer, (m % 32)::integer);
+    END IF;
+END
+$seed$;
+
 -- This database's worker id: unique among every server and database that
 -- issues IDs for the same tables (native servers included). May change at
 -- any time: every ID of the new worker id is in a later millisecond than

@@ -2038,3 +2038,35 @@ fn a_takeover_keeps_only_the_grants_that_drawing_needs() {
     let got = draw(&mut m.as_user("app", "app"), 10);
     assert!(got.iter().all(|id| worker_of(*id) == 5));
 }
+
+/// After a reinstall, stored IDs decode with the layout they were made
+/// with: the install takes the layout the kept counter counts in. They
+/// decoded with the default layout until the owner set the layout again.
+#[test]
+fn a_reinstall_decodes_stored_ids_with_their_layout() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+        )
+        .unwrap();
+    let id = draw(&mut admin, 1)[0];
+    let decoded = "SELECT (snowflake_timestamp($1) - clock_timestamp()) < interval '1 minute'
+                      AND (clock_timestamp() - snowflake_timestamp($1)) < interval '1 minute'";
+    let right: bool = admin.query_one(decoded, &[&id]).unwrap().get(0);
+    assert!(right, "before the reinstall");
+    admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+    let right: bool = admin.query_one(decoded, &[&id]).unwrap().get(0);
+    assert!(right, "a stored ID decodes to another time after the reinstall");
+    let row =
+        admin.query_one("SELECT snowflake_managed_worker_bits(), snowflake_managed_sequence_bits()", &[]).unwrap();
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (8, 14));
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(200)").unwrap();
+    let next = draw(&mut admin, 1)[0];
+    assert!(next > id && (next >> 14) & 255 == 200);
+}
