@@ -273,7 +273,7 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state exists already and belongs to role %', owner
             USING ERRCODE = '42P06',
                   DETAIL = 'The managed edition keeps its counter there, outside the install, so that an install after an uninstall continues above every ID issued before; it takes over only a schema of the role that installs it.',
-                  HINT = pg_catalog.format('Install as role %s (who installed before), or, if that schema is not an earlier install''s, have its owner drop or rename it.', owner);
+                  HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
     END IF;
 END
 $schema$;
@@ -557,7 +557,7 @@ BEGIN
                         nsp_owner::pg_catalog.regrole, owner::pg_catalog.regrole
             USING ERRCODE = '42P06',
                   DETAIL = 'It holds the counter of an earlier install, which this one continues only if the same role owns both.',
-                  HINT = 'Install the edition as the role that owns that schema, or have its owner drop or rename it.';
+                  HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
     END IF;
     PERFORM snowflake_id_managed.snowflake_managed_state_create();
     SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', n.nspname, c.relname), ', ') INTO bad

@@ -1187,6 +1187,21 @@ fn a_foreign_internal_schema_stops_the_install() {
     m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
     m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(2)").unwrap();
     assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
+    // The counter's schema made first by another role: refused, and the
+    // hint does not send the DBA to install as the role that made it.
+    m.as_user("app", "plain").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
+    m.as_user("app", "plain").batch_execute("CREATE SCHEMA snowflake_id_managed_state").unwrap();
+    let out = Command::new(m.cluster.tool("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-h"])
+        .arg(m.cluster.socket_dir())
+        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
+        .arg(repo_file("dist/snowflake_id_plain.sql"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let hint = stderr.lines().find(|l| l.starts_with("HINT:")).unwrap_or_default();
+    assert!(!out.status.success() && stderr.contains("belongs to role app"), "{stderr}");
+    assert!(hint.contains("superuser or its owner drop") && !hint.contains("as role app"), "{hint}");
 }
 
 /// A floor read before a wait on the
