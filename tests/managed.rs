@@ -1606,6 +1606,24 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
         let (code, text) = sqlstate_of(&mut eve, &format!("PREPARE p AS SELECT 1 FROM {rel}"));
         assert_eq!(code, "42501", "{rel}: {text}");
     }
+    // The schema's USAGE alone leaves the counter's: by its OID, a role
+    // burns values without naming the schema. docs/managed.md revokes both.
+    let counter =
+        one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let burn = format!("SELECT nextval({counter}::oid::regclass)");
+    eve.batch_execute(&burn).expect("the positive control: the counter's USAGE is PUBLIC's");
+    admin
+        .batch_execute(
+            "REVOKE USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
+             REVOKE SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
+                 snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
+             GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO app;
+             GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
+                 snowflake_id_managed_state.snowflake_managed_offset TO app;",
+        )
+        .unwrap();
+    let (code, text) = sqlstate_of(&mut eve, &burn);
+    assert_eq!(code, "42501", "{text}");
     let mut app = m.as_user("app", "app");
     let got = draw(&mut app, 1000);
     assert!(got.windows(2).all(|w| w[0] < w[1]) && got.iter().all(|id| worker_of(*id) == 5));
