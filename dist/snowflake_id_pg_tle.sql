@@ -50,7 +50,12 @@ BEGIN
                         WHEN c.relkind OPERATOR(pg_catalog.=) 'f'::pg_catalog."char" THEN 'FOREIGN TABLE'
                         ELSE 'TABLE' END,
                    pg_catalog.format('%I.%I', n.nspname, c.relname), c.relowner,
-                   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.oid
+                   -- A composite type is an extension's member through its
+                   -- pg_type row, not its pg_class one.
+                   CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'c'::pg_catalog."char"
+                        THEN 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid
+                        ELSE 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid END,
+                   CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'c'::pg_catalog."char" THEN c.reltype ELSE c.oid END
               FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
              WHERE c.relnamespace OPERATOR(pg_catalog.=) ns AND c.relname OPERATOR(pg_catalog.=) ANY (relations)
             UNION ALL

@@ -112,7 +112,12 @@ BEGIN
                         WHEN c.relkind OPERATOR(pg_catalog.=) 'f'::pg_catalog."char" THEN 'FOREIGN TABLE'
                         ELSE 'TABLE' END,
                    pg_catalog.format('%I.%I', n.nspname, c.relname), c.relowner,
-                   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.oid
+                   -- A composite type is an extension's member through its
+                   -- pg_type row, not its pg_class one.
+                   CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'c'::pg_catalog."char"
+                        THEN 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid
+                        ELSE 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid END,
+                   CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'c'::pg_catalog."char" THEN c.reltype ELSE c.oid END
               FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
              WHERE c.relnamespace OPERATOR(pg_catalog.=) ns AND c.relname OPERATOR(pg_catalog.=) ANY (relations)
             UNION ALL
@@ -209,6 +214,11 @@ TAIL
         from=${base#snowflake_id--}
         from=${from%%--*}
         to=${base##*--}
+        # A path to a version after this one is a draft for the next
+        # release: not registered (the version it leads to is not here).
+        if [ "$(printf '%s\n%s\n' "$to" "$version" | sort -V | tail -1)" != "$version" ]; then
+            continue
+        fi
         cat <<UPD
 DO \$update\$
 BEGIN
@@ -218,7 +228,22 @@ BEGIN
         PERFORM pgtle.install_update_path('snowflake_id', '$from', '$to',
 $tag_tle
 UPD
-        cat "$u"
+        # A line "-- @snowflake_id_install_in_place@" in an update script
+        # stands for this version's install script made to run over an
+        # earlier install, as the plain script's update does: functions and
+        # the view replaced in place (the same identities: column defaults
+        # and views that use them stay), the type kept.
+        while IFS= read -r line || [ -n "$line" ]; do
+            if [ "$line" = '-- @snowflake_id_install_in_place@' ]; then
+                # sql/types.sql left out: the type is kept, and its guard
+                # (the native one) counts a composite type's pg_class row,
+                # which is no member, as in the way.
+                script tle | awk '/^-- ==== /{skip = ($0 == "-- ==== sql/types.sql ====")} !skip' |
+                    sed -e 's/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /' -e 's/^CREATE VIEW /CREATE OR REPLACE VIEW /'
+            else
+                printf '%s\n' "$line"
+            fi
+        done <"$u"
         cat <<UPD
 $tag_tle);
     END IF;

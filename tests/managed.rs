@@ -2103,3 +2103,76 @@ fn a_reinstall_decodes_stored_ids_with_their_layout() {
     let next = draw(&mut admin, 1)[0];
     assert!(next > id && (next >> 14) & 255 == 200);
 }
+
+/// The draft pg_tle update path from 0.7.0 (sql/managed/updates), run as
+/// the next version would register it: a 0.7.0 install with IDs stored
+/// 30 s ahead of the clock updates with ALTER EXTENSION UPDATE, keeps its
+/// worker id and counter, and its counter now outlives DROP EXTENSION.
+#[test]
+fn a_0_7_0_pg_tle_install_updates_by_the_draft_path() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let old = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", "dbddaf6:dist/snowflake_id_pg_tle.sql"])
+        .output()
+        .expect("git");
+    assert!(old.status.success(), "0.7.0's pg_tle script from git: {}", String::from_utf8_lossy(&old.stderr));
+    let old_script = work.path().join("pg_tle-0.7.0.sql");
+    std::fs::write(&old_script, &old.stdout).unwrap();
+    let out = work.path().join("dist");
+    let made = Command::new("bash")
+        .arg(repo_file("scripts/managed.sh"))
+        .env("SNOWFLAKE_MANAGED_VERSION", "0.8.0")
+        .env("SNOWFLAKE_MANAGED_OUT", &out)
+        .output()
+        .unwrap();
+    check("managed.sh for 0.8.0", made);
+    let psql = |file: &std::path::Path| {
+        let ran = Command::new(m.cluster.tool("psql"))
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(m.cluster.socket_dir())
+            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
+            .arg(file)
+            .output()
+            .unwrap();
+        check(&format!("psql -f {}", file.display()), ran)
+    };
+    psql(&old_script);
+    let mut admin = m.admin();
+    admin.batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(5)").unwrap();
+    admin
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int);
+             SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '30 seconds'));
+             INSERT INTO t (x) SELECT g FROM generate_series(1, 1000) g;",
+        )
+        .unwrap();
+    let max = one(&mut admin, "SELECT max(id) FROM t");
+    psql(&out.join("snowflake_id_pg_tle.sql"));
+    admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'").unwrap();
+    let mut admin = m.admin();
+    let version: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, "0.8.0");
+    admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 100) g").unwrap();
+    let first = one(&mut admin, &format!("SELECT min(id) FROM t WHERE id > {max}"));
+    let after = one(&mut admin, &format!("SELECT count(*) FROM t WHERE id > {max}"));
+    assert_eq!(after, 100, "IDs after the update at or below the stored maximum");
+    assert_eq!(worker_of(first), 5);
+    let leftovers =
+        one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous'");
+    assert_eq!(leftovers, 0);
+    let members = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+            AND ((classid = 'pg_type'::regclass AND objid = 'snowflake_parts'::regtype)
+                 OR (classid = 'pg_class'::regclass AND objid = 'snowflake_parts'::regclass))",
+    );
+    assert_eq!(members, 1, "the kept type is no longer the extension's");
+    admin.batch_execute("DROP EXTENSION snowflake_id CASCADE; CREATE EXTENSION snowflake_id").unwrap();
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+    let next = one(&mut admin, "SELECT snowflake_nextval()");
+    assert!(next > max, "the counter did not outlive DROP EXTENSION: {next} <= {max}");
+}
