@@ -819,9 +819,10 @@ $body$;
 -- draws again; and a fast path baked for the old worker id (a statement
 -- planned before, still running) reads a generation above its range and
 -- takes the slow path, which composes with the worker id in force. The
--- sequences are not transactional: if the caller's transaction rolls back,
--- the new worker id stays in force (the slow path uses it; the next bake
--- puts the configuration's back the same way).
+-- sequences are not transactional: a switch stays in force whatever the
+-- caller's transaction does after it, so snowflake_set_worker_id's switch
+-- runs as its transaction commits (snowflake_managed_config_commit), and
+-- the other callers switch to the committed configuration (a restore).
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_switch(worker_id integer, epoch timestamptz, worker_bits integer,
                                                               sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -1001,8 +1002,8 @@ BEGIN
             RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
         RETURN;
     END IF;
-    -- The worker id and layout in force are the configuration's (a restore,
-    -- or a change whose transaction rolled back after the switch).
+    -- The worker id and layout in force are the configuration's (at the
+    -- commit of snowflake_set_worker_id, or after a restore).
     live := snowflake_id_managed.snowflake_managed_live();
     IF live.worker_id IS DISTINCT FROM cfg.worker_id OR live.epoch IS DISTINCT FROM cfg.epoch
        OR live.worker_bits IS DISTINCT FROM cfg.worker_bits OR live.sequence_bits IS DISTINCT FROM cfg.sequence_bits THEN
