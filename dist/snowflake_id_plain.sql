@@ -913,7 +913,9 @@ BEGIN
             RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
                 USING ERRCODE = '55000',
                       DETAIL = 'The managed edition keeps its worker id in the database, set by the extension''s owner.',
-                      HINT = 'As the extension''s owner, run SELECT snowflake_id_managed.snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).';
+                      HINT = CASE WHEN pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) OPERATOR(pg_catalog.=) 'on'
+                                  THEN 'The worker id set in this transaction comes into force when it commits: commit, then draw.'
+                                  ELSE 'As the extension''s owner, run SELECT snowflake_id_managed.snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).' END;
         END IF;
         lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
         last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);

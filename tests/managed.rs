@@ -1013,6 +1013,7 @@ fn ids_of_a_rolled_back_transaction_never_come_back() {
     admin.batch_execute(&format!("BEGIN; {configure}")).unwrap();
     let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_nextval()");
     assert_eq!(code, "55000", "a draw before the configuration's commit: {text}");
+    assert!(text.contains("comes into force when it commits"), "{text}");
     admin.batch_execute("ROLLBACK").unwrap();
     admin.batch_execute(configure).unwrap();
     admin.batch_execute("BEGIN").unwrap();
