@@ -395,18 +395,18 @@ def majors_main(majors):
         "the backend spent (`/proc/PID/schedstat`, read by psql right before and after the statement) instead of",
         "the wall clock, which on a busy 2-core machine also counts the time the backend waited for a CPU.",
         f"A leased worker id costs {leased['wall']:.2f}× a fixed one per ID by the wall clock, {leased['cpu']:.2f}× by CPU time.",
-        f"Target (issue 35), by CPU time: a leased worker id within 10% of a fixed one, both at most 0.25× `nextval`"
+        f"Target (set for 0.6.0), by CPU time: a leased worker id within 10% of a fixed one, both at most 0.25× `nextval`"
         f" per ID: {leased['cpu']:.2f}×, {cpu_ratio['fixed']:.2f}× and {cpu_ratio['registry']:.2f}× → "
         + ("met." if leased["cpu"] <= 1.10 and max(cpu_ratio.values()) <= 0.25 else "MISSED."),
         "",
         "Why this section and section 1 disagreed (43 ns per ID there, 96 fixed and 113 leased here on 2026-11-23,",
-        "50 and 66 in issue 35's run): each was one run of wall-clock medians on a machine shared by several",
+        "50 and 66 in the run that set the target): each was one run of wall-clock medians on a machine shared by several",
         "sessions, section 1's at a quiet hour (a floor of 89 ns a row), this one's at a busy one (249 ns); the",
         "wall clock counts the time a backend waits for a CPU, which differs from statement to statement by more",
         "than the generator costs. What the backend executes does not differ: counted by valgrind",
         "(`benches/nextval_instructions.sh`: callgrind, a postmaster run under it, 200,000 calls in one statement,",
         "only the library's instructions counted), a call cost 433 instructions with a fixed worker id and 437 with",
-        "a lease before issue 35's rework, 231 and 233 after it: the common case is now one step of the generator",
+        "a lease before 0.6.0's rework, 231 and 233 after it: the common case is now one step of the generator",
         "(core `try_issue`, inlined) with the settings checked once per backend (only a `max_drift` a reload",
         "refused is looked at per call, and `max_drift` itself is read per call, so a reload still takes effect).",
         "A lease adds the `registry` test and the lease's two words read in the spinlock hold that issues the ID;",
@@ -622,7 +622,7 @@ TEXT_CASES = {
 
 
 def text_forms_main(bin_dir, n=TEXT_ROWS):
-    """The short text forms (issue 34) against the built-in decimal text,
+    """The short text forms against the built-in decimal text,
     each above a scan of the column it reads; writes the section between
     TEXT_BEGIN and TEXT_END of docs/benchmarks.md."""
     server = Server(bin_dir)
@@ -961,7 +961,7 @@ def uuidv7_main(bin_dir, n=2_000_000, rows=1_000_000):
         f"{sf:.0f} ns); its index is {ins['uuidv7()'][1] / ins['snowflake_nextval()'][1]:.2f}× as large "
         "(16-byte keys against 8). Both append to the index in time order. Both UUID functions read random",
         "bytes from the kernel at every call (`pg_strong_random`), whose cost moves with the machine's load far",
-        "more than the others' do (issue 35 measured `uuidv7()` at 1,157 ns per ID here at a quieter hour). Load average "
+        "more than the others' do (an earlier run measured `uuidv7()` at 1,157 ns per ID here at a quieter hour). Load average "
         f"{load(load_before)} before, {load(os.getloadavg())} after.",
         UUIDV7_END,
     ])
@@ -1148,7 +1148,7 @@ def managed_main(bin_dir, plain_script, n=2_000_000, clients=4, seconds=10):
         "|---|---:|---:|---:|",
         *dec_rows,
         "",
-        "Targets (issue 41): " + "; ".join(verdicts) + ".",
+        "Targets (the managed edition's): " + "; ".join(verdicts) + ".",
         f"Load average {load(load_before)} before, {load(os.getloadavg())} after.",
         MANAGED_END,
     ])

@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 echo "bench: building and installing snowflake_id (release) into $("$pg_config" --version)"
-cargo pgrx install --release --pg-config "$pg_config" >/dev/null
+bash scripts/cargo.sh pgrx install --release --pg-config "$pg_config" >/dev/null
 BENCH_SCRIPT="bash benches/blocks.sh" exec python3 benches/bench.py --blocks "$("$pg_config" --bindir)" "$@"

@@ -313,7 +313,7 @@ def main():
         f"| preloaded | {ir[True]:,.0f} | {ir[True] - ir[False]:+,.0f} ({(ir[True] - ir[False]) / ir[False]:+.2%}) |",
         "",
         "A single-user backend has no client protocol, so the share is larger than under pgbench: an upper bound. "
-        "Since issue 20 the hook walks every query in every database (0.3.0 skipped the walk where the extension was "
+        "Since 0.4.0 the hook walks every query in every database (0.3.0 skipped the walk where the extension was "
         "not installed, +171 instructions, at the price of a `pg_extension` lookup under a lock at each session's "
         "first query); the walk allocates nothing for a query of up to 64 pending nodes.",
         "",

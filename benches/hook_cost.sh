@@ -15,7 +15,7 @@ bash scripts/setup.sh
 # valgrind counts the instructions per statement (exact where timings are not).
 command -v valgrind >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind >/dev/null
 echo "hook_cost: building snowflake_id (release, private copy)"
-cargo pgrx package --pg-config "$PG_CONFIG" >/dev/null
+bash scripts/cargo.sh pgrx package --pg-config "$PG_CONFIG" >/dev/null
 target=${CARGO_TARGET_DIR:-target}
 library=$(realpath "$target/release/snowflake_id-pg15/usr/lib/postgresql/15/lib/snowflake_id.so")
 # The cluster runs as postgres, which must be able to read the library.

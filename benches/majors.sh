@@ -20,7 +20,7 @@ servers=()
 for major in $(printf '%s\n' $PG_MAJORS | tac); do
     pg_config=$(bash scripts/pg_servers.sh --pg-config "$major")
     echo "majors: building and installing snowflake_id (release) into $("$pg_config" --version)"
-    cargo pgrx install --release --pg-config "$pg_config" >/dev/null
+    bash scripts/cargo.sh pgrx install --release --pg-config "$pg_config" >/dev/null
     sum=$(sha256sum <"$("$pg_config" --pkglibdir)/snowflake_id.so" | cut -c1-64)
     servers=("$major:$(bash scripts/pg_servers.sh --bindir "$major"):$sum" "${servers[@]}")
 done

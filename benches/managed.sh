@@ -14,6 +14,6 @@ cd "$(dirname "$0")/.."
 pg_config=${PG_CONFIG:-$(bash scripts/pg_servers.sh --pg-config 18)}
 bash scripts/managed.sh
 echo "bench: building and installing snowflake_id (release) into $("$pg_config" --version)"
-cargo pgrx install --release --pg-config "$pg_config" >/dev/null
+bash scripts/cargo.sh pgrx install --release --pg-config "$pg_config" >/dev/null
 BENCH_SCRIPT="bash benches/managed.sh" exec python3 benches/bench.py --managed "$("$pg_config" --bindir)" \
     dist/snowflake_id_plain.sql

@@ -13,5 +13,5 @@ if ! command -v gnuplot >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null
 fi
 echo "bench: building and installing snowflake_id (release)"
-cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config >/dev/null
+bash scripts/cargo.sh pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config >/dev/null
 exec python3 benches/bench.py "$@"

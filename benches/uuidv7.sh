@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 
 pg_config=${PG_CONFIG:-$(bash scripts/pg_servers.sh --pg-config 18)}
 echo "bench: building and installing snowflake_id (release) into $("$pg_config" --version)"
-cargo pgrx install --release --pg-config "$pg_config" >/dev/null
+bash scripts/cargo.sh pgrx install --release --pg-config "$pg_config" >/dev/null
 BENCH_SCRIPT="bash benches/uuidv7.sh" exec python3 benches/bench.py --uuidv7 "$("$pg_config" --bindir)"

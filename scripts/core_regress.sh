@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgreSQL's own regression suite as a guard for everything the library
-# changes in a server that loads it (issue 20): the library hooks the planner
+# changes in a server that loads it: the library hooks the planner
 # and runs a background process (the mark keeper) beside every server, so a
 # mistake there shows in whatever PostgreSQL does, not in our own tests: a
 # DROP DATABASE that waits for ever on the keeper, an error that loses its

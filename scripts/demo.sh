@@ -4,7 +4,7 @@
 # Installs what is missing first.
 #
 #   bash scripts/demo.sh               Debian 12's PostgreSQL 15
-#   PG_MAJOR=18 bash scripts/demo.sh   16, 17 or 18, as scripts/pg_servers.sh caches them
+#   PG_MAJOR=19 bash scripts/demo.sh   16, 17, 18 or 19, as scripts/pg_servers.sh installs them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +13,7 @@ PG_MAJOR=${PG_MAJOR:-15}
 PG_MAJORS=$PG_MAJOR bash scripts/setup.sh
 PG_BIN=$(bash scripts/pg_servers.sh --bindir "$PG_MAJOR")
 echo "demo: building and installing snowflake_id (release) into $("$PG_BIN/pg_config" --version)"
-cargo pgrx install --release --pg-config "$PG_BIN/pg_config" >/dev/null
+bash scripts/cargo.sh pgrx install --release --pg-config "$PG_BIN/pg_config" >/dev/null
 
 dir=$(mktemp -d /tmp/snowflake_id_demo.XXXXXX)
 chmod 777 "$dir"

@@ -17,7 +17,7 @@ fails the test command.
 A file's length is its non-blank lines (comments included) before its tests
 (the first line that opens with `#[cfg(test)]`): what a newcomer reads to
 know the room. Over LIMIT (450) fails, as a loop does: a room that long
-holds more than one responsibility, and is split along them (issue 42);
+holds more than one responsibility, and is split along them;
 over LONG (400) is shown, a warning.
 """
 import pathlib

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds dist/postgresql-NN-snowflake-id_<version>_<arch>.deb from
+# Builds target/debian/postgresql-NN-snowflake-id_<version>_<arch>.deb from
 # `cargo pgrx package`: the library and the extension's control and SQL
 # files, nothing else, depending on postgresql-NN, laid out as Debian's and
 # PGDG's postgresql-NN packages expect (/usr/lib/postgresql/NN/lib,
 # /usr/share/postgresql/NN/extension). Installs what building needs first
-# (scripts/setup.sh).
+# (scripts/setup.sh). A build output, so under target/ (dist/ holds only
+# what scripts/managed.sh generates and the repository commits).
 #
 #   PACKAGE_PROFILE=release (default) the cargo profile of the library; the
 #   test command builds it with dev, the profile every other step of a test
@@ -20,8 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_MAJOR=${PG_MAJOR:-15}
-case "$PG_MAJOR" in 15 | 16 | 17 | 18) ;; *)
-    echo "package: unsupported PG_MAJOR '$PG_MAJOR' (15, 16, 17 or 18)" >&2
+case "$PG_MAJOR" in 15 | 16 | 17 | 18 | 19) ;; *)
+    echo "package: unsupported PG_MAJOR '$PG_MAJOR' (15 to 19)" >&2
     exit 1
     ;;
 esac
@@ -31,7 +32,7 @@ PG_CONFIG=$(bash scripts/pg_servers.sh --pg-config "$PG_MAJOR")
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 arch=$(dpkg --print-architecture)
-out="dist/${PACKAGE}_${version}_${arch}.deb"
+out="target/debian/${PACKAGE}_${version}_${arch}.deb"
 
 work=$(mktemp -d /tmp/snowflake_id_package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -40,10 +41,10 @@ stage="$work/stage"
 
 profile=${PACKAGE_PROFILE:-release}
 echo "package: building snowflake_id $version ($profile) for $("$PG_CONFIG" --version)"
-cargo pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
+bash scripts/cargo.sh pgrx package --profile "$profile" --pg-config "$PG_CONFIG" --out-dir "$built" >/dev/null
 
 # cargo pgrx package lays the files out under the build server's own
-# directories (a private prefix for 16-18); the package puts them where
+# directories (a private prefix for 16-18, the sid root for 19); the package puts them where
 # postgresql-NN keeps extensions.
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir="$("$PG_CONFIG" --sharedir)/extension"
@@ -77,9 +78,9 @@ Description: Snowflake IDs for PostgreSQL $PG_MAJOR
  generator: 64-bit, time-ordered bigint keys, unique across backends,
  restarts, crashes and failovers, and across servers with distinct worker
  ids. Load it with shared_preload_libraries, set snowflake_id.worker_id,
- then CREATE EXTENSION snowflake_id.
+ then CREATE EXTENSION snowflake_id. Built for each of PostgreSQL 15 to 19.
 CONTROL
 
-mkdir -p dist
+mkdir -p target/debian
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$out" >/dev/null
 echo "package: $out"

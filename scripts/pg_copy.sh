@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A private, relocated copy of one PostgreSQL installation (15 from Debian,
-# 16-18 from scripts/pg_servers.sh's cache), for work that must not touch the
+# 16-19 from scripts/pg_servers.sh's cache), for work that must not touch the
 # shared one:
 #   - installing a build of the library while other servers of that major run
 #     (an install onto the shared library's inode kills them: docs/development.md);
@@ -48,21 +48,32 @@ esac
 
 rm -rf "$dest"
 mkdir -p "$dest"
-if [ "$major" = 15 ]; then
-    [ -x /usr/lib/postgresql/15/bin/pg_config ] || {
-        echo "pg_copy: PostgreSQL 15 is not installed (bash scripts/setup.sh --packages)" >&2
-        exit 1
-    }
+# Debian's layout (15 on the host, 19 in the sid root of scripts/pg_servers.sh):
+# the lib, share and include trees under DEST/usr. The others: one prefix.
+case "$major" in
+15 | 19)
+    if [ "$major" = 15 ]; then
+        root=""
+        [ -x /usr/lib/postgresql/15/bin/pg_config ] || {
+            echo "pg_copy: PostgreSQL 15 is not installed (bash scripts/setup.sh --packages)" >&2
+            exit 1
+        }
+    else
+        source_bin=$(bash "$here/pg_servers.sh" --bindir "$major")
+        root=${source_bin%/usr/lib/postgresql/19/bin}
+    fi
     mkdir -p "$dest/usr/lib/postgresql" "$dest/usr/share/postgresql" "$dest/usr/include"
-    cp -a /usr/lib/postgresql/15 "$dest/usr/lib/postgresql/"
-    cp -a /usr/share/postgresql/15 "$dest/usr/share/postgresql/"
-    [ ! -d /usr/include/postgresql ] || cp -a /usr/include/postgresql "$dest/usr/include/"
-    bin=$dest/usr/lib/postgresql/15/bin
-else
+    cp -a "$root/usr/lib/postgresql/$major" "$dest/usr/lib/postgresql/"
+    cp -a "$root/usr/share/postgresql/$major" "$dest/usr/share/postgresql/"
+    [ ! -d "$root/usr/include/postgresql" ] || cp -a "$root/usr/include/postgresql" "$dest/usr/include/"
+    bin=$dest/usr/lib/postgresql/$major/bin
+    ;;
+*)
     source_bin=$(bash "$here/pg_servers.sh" --bindir "$major")
     cp -a "$(dirname "$source_bin")/." "$dest/"
     bin=$dest/bin
-fi
+    ;;
+esac
 pg_config=$bin/pg_config
 # The copy must answer with its own paths; a build that stored absolute ones
 # would send installs back into the shared installation.

@@ -15,7 +15,7 @@
 #                                            server of that install; built once and cached
 #                                            under $SNOWFLAKE_PG_CACHE/regress/pg18
 #
-#   PG_MAJORS="15 18"   the majors to install (default: 15 16 17 18)
+#   PG_MAJORS="15 18"   the majors to install (default: 15 16 17 18 19)
 #   PG_REGRESS_MAJORS="18"  also the --regress-tree of these majors (default: none);
 #                       a major built now keeps its build tree as that tree
 #                       rather than configuring and compiling a second one
@@ -34,6 +34,17 @@
 #       headers and serves the functions the test calls.
 #   17  Upstream source as Debian ships it (postgresql-17, trixie), built here.
 #   18  Likewise (postgresql-18, sid).
+#   19  No suite serves 19's source; Debian's experimental suite has its binary
+#       packages (19~rc1-1), built for a newer C library than Debian 12's.
+#       They are installed into a Debian sid root made with debootstrap
+#       under the cache, then each program's ELF interpreter and library
+#       path are pointed into that root (patchelf): the programs then run on
+#       the host itself, with the root's C library, and see the host's files,
+#       so data directories, sockets, libfaketime and the library built
+#       here work as with any other major, and pg_config answers with the
+#       root's paths (PostgreSQL finds them relative to its binaries). Its
+#       PGXS Makefile.global is edited for the host's compiler (gcc 12
+#       lacks a warning flag gcc 16 has; no clang-21 bitcode).
 # The trixie/sid deb-src entries live in a private apt configuration under the
 # cache (own sources list, package lists and apt cache): the system's apt never
 # sees those suites, so nothing from them can ever be installed; only their
@@ -45,7 +56,7 @@
 set -euo pipefail
 umask 022
 
-ALL_MAJORS="15 16 17 18"
+ALL_MAJORS="15 16 17 18 19"
 PG_MAJORS=${PG_MAJORS:-$ALL_MAJORS}
 PG_REGRESS_MAJORS=${PG_REGRESS_MAJORS:-}
 no_register=""
@@ -88,6 +99,7 @@ prefix_of() {
     # A stable name for a path that depends on the venv's Python version.
     16) echo "$CACHE/pg16/pginstall" ;;
     17 | 18) echo "$CACHE/pg$1" ;;
+    19) echo "$CACHE/pg19/root/usr/lib/postgresql/19" ;;
     *) die "unsupported major '$1' (supported: $ALL_MAJORS)" ;;
     esac
 }
@@ -102,7 +114,8 @@ installed() {
     bin="$prefix/bin"
     pgc="$bin/pg_config"
     [ -x "$pgc" ] || return 1
-    "$pgc" --version 2>/dev/null | grep -q "^PostgreSQL $major\." || return 1
+    # "PostgreSQL 18.6", or a pre-release's "PostgreSQL 19rc1".
+    "$pgc" --version 2>/dev/null | grep -Eq "^PostgreSQL $major([^0-9]|$)" || return 1
     for tool in "${TOOLS[@]}"; do [ -x "$bin/$tool" ] || return 1; done
     [ -f "$("$pgc" --includedir-server)/postgres.h" ] || return 1
     local real_prefix
@@ -255,6 +268,68 @@ install_pgserver() {
     rm -rf "$tmp"
 }
 
+# Debian's experimental 19 (see the header), in a sid root under the cache.
+# The root is made aside and moved into place when complete, so that a run
+# stopped halfway leaves nothing that looks installed. About a minute and a
+# half and 450 MB; mostly downloads.
+SID_MIRROR=http://deb.debian.org/debian
+PG19_PACKAGES=(postgresql-19/experimental postgresql-client-19/experimental libpq5/experimental)
+install_sid_19() {
+    local base="$CACHE/pg19" new root
+    root="$base/root"
+    new="$base/root.new"
+    apt_install debootstrap patchelf debian-archive-keyring
+    # A run stopped while the new root had /proc mounted leaves it mounted.
+    umount "$new/proc" 2>/dev/null || true
+    rm -rf "$root" "$new"
+    mkdir -p "$base"
+    say "making a Debian sid root for PostgreSQL 19 in $root (about a minute and a half; log: $base/install.log)"
+    if ! debootstrap --variant=minbase sid "$new" "$SID_MIRROR" >"$base/install.log" 2>&1; then
+        tail -n 30 "$base/install.log" >&2
+        die "debootstrap of sid failed (full log: $base/install.log)"
+    fi
+    cp /etc/resolv.conf "$new/etc/resolv.conf"
+    # No service may start inside the root, and no cluster be made there.
+    printf '#!/bin/sh\nexit 101\n' >"$new/usr/sbin/policy-rc.d"
+    chmod 755 "$new/usr/sbin/policy-rc.d"
+    mkdir -p "$new/etc/postgresql-common"
+    echo "create_main_cluster = false" >"$new/etc/postgresql-common/createcluster.conf"
+    # The archive's Release files can be older than the machine's clock.
+    echo 'Acquire::Check-Valid-Until "false";' >"$new/etc/apt/apt.conf.d/99snowflake-no-valid-until"
+    echo "deb $SID_MIRROR experimental main" >"$new/etc/apt/sources.list.d/experimental.list"
+    mount -t proc proc "$new/proc"
+    # `-t experimental` cannot be solved (it wants a newer perl): each package
+    # by name. postgresql-server-dev-19 depends on clang-21 and llvm-21 (a
+    # gigabyte): only its files are taken, for the server headers and PGXS.
+    if ! {
+        chroot "$new" apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive chroot "$new" apt-get install -y -qq --no-install-recommends \
+                "${PG19_PACKAGES[@]}" &&
+            chroot "$new" sh -c 'cd /tmp && apt-get download -qq postgresql-server-dev-19/experimental' &&
+            dpkg -x "$new"/tmp/postgresql-server-dev-19_*.deb "$new" &&
+            chroot "$new" apt-get clean
+    } >>"$base/install.log" 2>&1; then
+        umount "$new/proc" || true
+        tail -n 30 "$base/install.log" >&2
+        die "installing PostgreSQL 19 into the sid root failed (full log: $base/install.log)"
+    fi
+    umount "$new/proc"
+    rm -f "$new"/tmp/postgresql-server-dev-19_*.deb
+    mv "$new" "$root"
+    local interp="$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" prog
+    # DT_RPATH (not RUNPATH) so that it also serves the libraries a server
+    # loads, and what they load in turn.
+    for prog in "$root/usr/lib/postgresql/19/bin"/*; do
+        head -c 4 "$prog" | grep -q ELF || continue
+        patchelf --set-interpreter "$interp" --force-rpath \
+            --set-rpath "$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu" "$prog"
+    done
+    local global="$root/usr/lib/postgresql/19/lib/pgxs/src/Makefile.global"
+    sed -i -e 's/^with_llvm\t= yes/with_llvm\t= no/' -e 's/^CC = x86_64-linux-gnu-gcc$/CC = gcc/' \
+        -e 's/ -Wmissing-variable-declarations//' "$global"
+    chmod -R a+rX "$base"
+}
+
 # A tree of major $1's source (17 or 18, the majors built from source here)
 # for PostgreSQL's own regression suite (scripts/core_regress.sh): the same
 # tarball and configure options as the installed server, so that the suite's
@@ -316,6 +391,7 @@ ensure() {
     case "$major" in
     15) apt_install postgresql-15 postgresql-server-dev-15 ;;
     16) install_pgserver ;;
+    19) install_sid_19 ;;
     17 | 18)
         if [[ " $PG_REGRESS_MAJORS " == *" $major "* ]]; then
             build_from_source "$major" keep
@@ -343,7 +419,7 @@ register() {
     fi
     say "registering with pgrx: ${args[*]}"
     # PGnn_PG_CONFIG in the environment would override the flags.
-    env -u PG15_PG_CONFIG -u PG16_PG_CONFIG -u PG17_PG_CONFIG -u PG18_PG_CONFIG \
+    env -u PG15_PG_CONFIG -u PG16_PG_CONFIG -u PG17_PG_CONFIG -u PG18_PG_CONFIG -u PG19_PG_CONFIG \
         cargo pgrx init "${args[@]}" >/dev/null
 }
 

@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tle=${SNOWFLAKE_PG_TLE_DIR:-$here/../../shared/pg_tle}
 [ -f "$tle/install.sh" ] || tle=/work/shared/pg_tle
 
-if [ "$major" = 15 ]; then bin=$dest/usr/lib/postgresql/15/bin; else bin=$dest/bin; fi
+case "$major" in 15 | 19) bin=$dest/usr/lib/postgresql/$major/bin ;; *) bin=$dest/bin ;; esac
 
 ready() {
     [ -x "$bin/pg_config" ] || return 1

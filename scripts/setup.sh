@@ -4,13 +4,13 @@
 # headers, libclang (pgrx's bindgen), libfaketime (clock-step tests), procps
 # (pgrep, for the crash test), strace (slows the mark's fsync in the wait
 # event test), pg_partman (the partitioning test), python3-venv (the client
-# test's virtualenv), cargo-pgrx 0.18.0, Citus for PostgreSQL 15 (the Citus
+# test's virtualenv), cargo-pgrx 0.19.4, Citus for PostgreSQL 15 (the Citus
 # test) when ../shared/citus has a build of it, and the servers of PostgreSQL
-# 16, 17 and 18 (scripts/pg_servers.sh) with the packages building them needs.
+# 16 to 19 (scripts/pg_servers.sh) with the packages installing them needs.
 #
 #   bash scripts/setup.sh               all of it
 #   bash scripts/setup.sh --packages    the Debian packages only
-#   bash scripts/setup.sh --no-servers  all but the servers of 16-18, which
+#   bash scripts/setup.sh --no-servers  all but the servers of 16-19, which
 #                                       scripts/test.sh builds in the background
 #   PG_MAJORS="15 18"                   the majors whose servers it installs
 set -euo pipefail
@@ -28,11 +28,12 @@ PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 RUST_NEEDED=1.95
 
 # First the one thing this script cannot install: the Rust toolchain. pgrx
-# 0.18 needs rustc 1.95 or newer; Debian 12's own rustc package is 1.63.
+# 0.19 declares rustc 1.96 and builds with 1.95 (scripts/cargo.sh adds
+# --ignore-rust-version below 1.96); Debian 12's own rustc package is 1.63.
 rust_missing() {
     cat >&2 <<MSG
 setup: $1
-setup: building snowflake_id needs a Rust toolchain, rustc $RUST_NEEDED or newer (pgrx 0.18).
+setup: building snowflake_id needs a Rust toolchain, rustc $RUST_NEEDED or newer (pgrx 0.19).
 setup: install it with rustup (https://rustup.rs), for example
 setup:     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --default-toolchain $RUST_NEEDED
 setup:     . "\$HOME/.cargo/env"
@@ -50,11 +51,11 @@ fi
 # libpq5: the mark keeper opens libpq at run time to talk to a worker id registry.
 # flex, libkrb5-dev: pg_tle's build (../shared/pg_tle), for the managed edition's tests.
 PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev libpq5 libfaketime faketime procps strace postgresql-15-partman postgresql-15-pglogical python3-venv flex libkrb5-dev)
-# What scripts/pg_servers.sh needs to fetch and build 16, 17 and 18, installed
-# here in one apt run: its own apt runs would collide with anything else
-# installing while it builds in the background.
-if [[ " ${PG_MAJORS:-16} " == *" 1"[678]" "* ]]; then
-    PACKAGES+=(dpkg-dev debian-archive-keyring gcc make perl bison flex zlib1g-dev)
+# What scripts/pg_servers.sh needs to fetch and build 16, 17 and 18, and to
+# make 19's sid root, installed here in one apt run: its own apt runs would
+# collide with anything else installing while it builds in the background.
+if [[ " ${PG_MAJORS:-16} " == *" 1"[6789]" "* ]]; then
+    PACKAGES+=(dpkg-dev debian-archive-keyring gcc make perl bison flex zlib1g-dev debootstrap patchelf)
 fi
 
 missing=()
@@ -78,10 +79,11 @@ if [[ " ${PG_MAJORS:-15} " == *" 15 "* ]] && [ -f "$citus_dir/install.sh" ]; the
     bash "$citus_dir/install.sh" >/dev/null
 fi
 
-# pgrx 0.19 needs rustc 1.96; this machine has 1.95, so 0.18.0 exactly.
-if ! cargo pgrx --version 2>/dev/null | grep -q "^cargo-pgrx 0.18.0$"; then
-    echo "setup: installing cargo-pgrx 0.18.0 (about 6 minutes on 2 cores)"
-    cargo install cargo-pgrx --version 0.18.0 --locked --quiet
+# The cargo-pgrx of the pgrx in Cargo.toml, exactly (scripts/cargo.sh adds
+# --ignore-rust-version where rustc is older than its declared 1.96).
+if ! cargo pgrx --version 2>/dev/null | grep -q "^cargo-pgrx 0.19.4$"; then
+    echo "setup: installing cargo-pgrx 0.19.4 (8 to 16 minutes on 2 cores)"
+    bash "$(dirname "${BASH_SOURCE[0]}")/cargo.sh" install cargo-pgrx --version 0.19.4 --locked --force --quiet
 fi
 
 # pgrx's build reads every pg_config that config.toml names and fails on

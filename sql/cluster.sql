@@ -8,7 +8,7 @@
 -- layout other than the coordinator's, no answer, or whatever else the
 -- node's snowflake_id_status calls a problem. No rows: all well.
 --
--- Logical peers too (issue 33): the publisher of each subscription of this
+-- Logical peers too: the publisher of each subscription of this
 -- database, native or pglogical's, is asked for its status the same way,
 -- through snowflake_logical_peers() (src/service/logical_peers.rs), and
 -- this node is compared with them: a publisher issuing with this node's

@@ -27,7 +27,7 @@ COMMENT ON FUNCTION snowflake_id_received() IS
 -- the event trigger below, which the ALTER TABLE here fires again, stops).
 -- Runs as its caller: only a table's owner can put a trigger on it.
 --
--- Each table on its own (issue 40): a table it cannot guard (a trigger of
+-- Each table on its own: a table it cannot guard (a trigger of
 -- that name cloned from a partitioned parent, another session's temporary
 -- table, a table of another role, a lock not granted within the function's
 -- lock_timeout) is named in a WARNING and left, in a subtransaction of its
@@ -133,7 +133,7 @@ COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
 -- made here first would make the dump's CREATE TRIGGER fail.
 --
 -- The work of snowflake_logical_guard(tbl) is written out here rather than
--- called (issue 40): a call by name from PL/pgSQL is resolved at every run,
+-- called: a call by name from PL/pgSQL is resolved at every run,
 -- and another role's snowflake_logical_guard(regclass, integer DEFAULT 0)
 -- beside the extension's made it "not unique", so that every later table
 -- went unguarded with only a WARNING. What this body names is a relation,

@@ -7,7 +7,7 @@
 
 -- ============================================================================
 -- 0. Nothing of another role's where this update creates the extension's
---    own objects (issue 32, finding 6). An object of one of these names in
+--    own objects. An object of one of these names in
 --    @extschema@ outside the extension makes a CREATE below fail with a bare
 --    "already exists", or (a function of another signature) stays beside the
 --    extension's to be called in its place by an untyped call. Refused here,

@@ -1,6 +1,6 @@
--- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (issue 32: no role
--- gains through the extension, invariant 11; issue 34: short text forms and
--- blocks of IDs; issue 33: the logical replication guard).
+-- snowflake_id 0.4.0 -> 0.5.0: the SQL changes of 0.5.0 (no role gains
+-- through the extension, invariant 11; short text forms and blocks of IDs;
+-- the logical replication guard).
 -- Install the 0.5.0 library first (it serves 0.4.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,
 -- grants and views are untouched: every statement below replaces the body of
@@ -12,8 +12,8 @@
 
 -- ============================================================================
 -- 0. Nothing of another role's where this update creates the extension's
---    own objects (issue 32, finding 6), nor beside a function its bodies
---    call where it would make the call ambiguous (helper-9's review). An object of one of these names in
+--    own objects, nor beside a function its bodies call where it would
+--    make the call ambiguous. An object of one of these names in
 --    @extschema@ outside the extension makes a CREATE below fail with a bare
 --    "already exists", or (a function of another signature) stays beside the
 --    extension's to be called in its place by an untyped call. Refused here,
@@ -692,7 +692,7 @@ END
 $lookalikes$;
 
 -- ============================================================================
--- 7. Short text forms of IDs (issue 34): base62 and Crockford base32, both ways
+-- 7. Short text forms of IDs: base62 and Crockford base32, both ways
 -- (src/api/id_text.rs, rules in core/src/id_text.rs). C functions of the
 -- 0.5.0 library, defined as pgrx defines them in a fresh install (the
 -- wrapper symbols, IMMUTABLE STRICT PARALLEL SAFE, argument names), so that
@@ -717,7 +717,7 @@ CREATE FUNCTION @extschema@.snowflake_from_base32(text pg_catalog.text) RETURNS 
     AS 'MODULE_PATHNAME', 'snowflake_from_base32_wrapper';
 
 -- ============================================================================
--- 8. Blocks of IDs in one call (issue 34, item 1): n ascending IDs, each with
+-- 8. Blocks of IDs in one call: n ascending IDs, each with
 --    every guarantee of snowflake_nextval(), for keys assigned before an
 --    insert (src/api/functions.rs). Like snowflake_nextval(), open to PUBLIC.
 -- ============================================================================
@@ -731,7 +731,7 @@ CREATE FUNCTION @extschema@.snowflake_nextval_array(n pg_catalog.int4) RETURNS p
     AS 'MODULE_PATHNAME', 'snowflake_nextval_array_wrapper';
 
 -- ============================================================================
--- 9. The logical replication guard (issue 33): the objects of sql/logical.sql,
+-- 9. The logical replication guard: the objects of sql/logical.sql,
 --    word for word, then the guard put on every existing table whose key
 --    defaults to snowflake_nextval() (a fresh install has no such table yet;
 --    the event trigger covers every table made afterwards).
@@ -869,7 +869,7 @@ CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
 -- Not with Citus in the database: it refuses to distribute a table that has
 -- a trigger (the event trigger above leaves such databases alone too).
 --
--- Each table on its own (issue 40): one the guard cannot be put on (a
+-- Each table on its own (since 0.7.0): one the guard cannot be put on (a
 -- trigger of that name cloned from a partitioned parent, another session's
 -- temporary table, a lock another transaction holds) is named in a WARNING
 -- and left for the DBA, in a subtransaction of its own, so that the update

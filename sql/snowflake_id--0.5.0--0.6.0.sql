@@ -1,5 +1,5 @@
--- snowflake_id 0.5.0 -> 0.6.0: the SQL changes of 0.6.0 (issue 33, item 2:
--- snowflake_cluster_check() reports the publishers of this database's
+-- snowflake_id 0.5.0 -> 0.6.0: the SQL changes of 0.6.0
+-- (snowflake_cluster_check() reports the publishers of this database's
 -- subscriptions too, through the new snowflake_logical_peers()).
 -- Install the 0.6.0 library first (it serves 0.5.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE. Tables, defaults, rows,

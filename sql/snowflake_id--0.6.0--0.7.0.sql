@@ -1,4 +1,4 @@
--- snowflake_id 0.6.0 -> 0.7.0: the SQL changes of 0.7.0 (issue 40: calls
+-- snowflake_id 0.6.0 -> 0.7.0: the SQL changes of 0.7.0 (calls
 -- inside installed bodies bound when created; the logical guard and the
 -- update scripts handle each table on its own).
 -- Install the 0.7.0 library first (it serves 0.6.0's definitions as they
@@ -776,7 +776,7 @@ END
 $convert$;
 
 -- ==== section: logical guard ====
--- Issue 40: snowflake_logical_guard() guards each table in a subtransaction
+-- Since 0.7.0 snowflake_logical_guard() guards each table in a subtransaction
 -- of its own with a short lock_timeout, naming in a WARNING a table it
 -- cannot guard instead of aborting as a whole; the event trigger's function
 -- does the guard's work itself instead of calling it by name (another
@@ -969,7 +969,7 @@ END;
 $ddl$;
 
 -- ==== section: guard entry points ====
--- Review of issue 40 (D2): the calls the logical guard's WARNINGs and the
+-- The calls the logical guard's WARNINGs and the
 -- docs give, in snowflake_id_internal; sql/guard_entry.sql word for word
 -- (tests/upgrade.rs compares the catalogs with a fresh install's).
 --

@@ -1,5 +1,5 @@
 -- Nothing of another role's where CREATE EXTENSION makes the extension's
--- objects (issue 32). An object of one of their names in @extschema@ makes a
+-- objects (since 0.5.0). An object of one of their names in @extschema@ makes a
 -- CREATE of this script fail with a bare "already exists", or (a function of
 -- another signature) stays beside the extension's, to be called in its place
 -- by an untyped call (snowflake_timestamp(0) with a planted

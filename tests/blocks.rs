@@ -7,7 +7,9 @@ use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_all_above, assert_no_duplicates, assert_strictly_increasing, draw, ids, sql_error, Cluster};
+use common::{
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, draw_in_order, ids, sql_error, Cluster,
+};
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
     cluster.query_i64(&format!("SELECT {column}::bigint FROM snowflake_id_status"))
@@ -42,7 +44,7 @@ fn blocks_and_single_calls_from_many_backends_never_repeat() {
                         let block = match (i + c) % 3 {
                             0 => array(&mut client, n),
                             1 => set_of(&mut client, n),
-                            _ => draw(&mut client, n.into()),
+                            _ => draw_in_order(&mut client, n.into()),
                         };
                         assert_eq!(block.len(), n as usize);
                         assert_strictly_increasing(&block, "one block");

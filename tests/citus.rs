@@ -920,15 +920,18 @@ fn a_worker_failing_over_to_its_promoted_standby_goes_on_issuing_under_the_regis
     );
     made.extend(after_crash);
 
-    // worker2's standby is promoted while worker2 runs on.
+    // worker2's standby is promoted while worker2 runs on. The old worker2
+    // draws at once, for three leases' time: its old lease lasts at most
+    // one lease (3 s) past the promotion, and anything done first (a
+    // distributed insert on a loaded machine) could outlast it.
     let waited = fail_over(&citus, &mut client, 1, &standbys[1]);
     eprintln!("worker2's promoted standby leased {:.1} s after its promotion", waited.as_secs_f64());
+    let (old_drawn, refused) = draw_for(&citus.workers[1], Duration::from_secs(9));
     made.extend(insert_returning(&mut client, insert_select));
     // Drawn on the promoted node itself (Citus's metadata on the workers
     // follows citus_update_node in the background, so no distributed
-    // statement there), and on the old worker2 for three leases' time.
+    // statement there).
     let (promoted_drawn, _) = draw_when_leased(&standbys[1], 2_000);
-    let (old_drawn, refused) = draw_for(&citus.workers[1], Duration::from_secs(9));
     let old_now = citus.workers[1].query_text("SELECT coalesce(worker_id::text, 'none') FROM snowflake_id_status");
     eprintln!(
         "the old worker2 drew {} IDs in 9 s after the promotion, under worker ids {:?} (now {old_now}), {} refusals: {:?}",
@@ -1076,7 +1079,7 @@ fn two_workers_on_one_static_worker_id_are_named_by_the_cluster_check() {
 }
 
 /// PostgreSQL loads Citus by any spelling (`$libdir/citus`, `citus.so`, a
-/// path); the cluster watch must start for each (review of issue 23: with
+/// path); the cluster watch must start for each (once, with
 /// `$libdir/citus` it was silently absent, and 14,169 repeated IDs of two
 /// workers on one worker id went without a warning).
 #[test]
@@ -1103,7 +1106,7 @@ fn the_cluster_watch_starts_whatever_the_spelling_of_citus_in_the_preload_list()
 }
 
 /// A worker disabled with `citus_disable_node` keeps its metadata and goes on
-/// evaluating the DEFAULT of what a client sends it (review of issue 23: it
+/// evaluating the DEFAULT of what a client sends it (once it
 /// shared worker id 1 with worker1 and repeated 39,796 of its IDs, while
 /// `run_command_on_all_nodes`, which skips inactive nodes, left the check
 /// empty). The check asks it; once it is down, it is not reported.

@@ -11,7 +11,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{draw, draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster};
+use common::{draw_in_order, draw_one_ahead, mark_ahead, wait_for_clock_offset, Cluster};
 
 /// The default lease (about a second) and room for a slow, shared machine.
 const LEASE_S: f64 = 1.0;
@@ -93,7 +93,7 @@ fn assert_near_clock(title: &str, figures: &[(f64, f64)], bound: f64) {
 fn twenty_restarts_keep_ids_near_the_clock() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let bound = bound(&cluster);
-    draw(&mut cluster.connect(), 1);
+    draw_in_order(&mut cluster.connect(), 1);
     let mut tables = Vec::new();
     for (how, title) in [
         (Restart::Fast, "10 restarts with pg_ctl stop -m fast + start, one ID after each start"),
@@ -125,7 +125,7 @@ fn advance_past_an_hour_ahead_marks_one_lease_past_it() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
     let bound = bound(&cluster);
     let mut client = cluster.connect();
-    draw(&mut client, 1);
+    draw_in_order(&mut client, 1);
     let x = cluster.query_i64("SELECT snowflake_from_timestamp(clock_timestamp() + interval '1 hour')");
     let next: i64 = client.query_one("SELECT snowflake_advance_past($1)", &[&x]).expect("advance").get(0);
     assert!(next > x);
@@ -182,7 +182,7 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
     let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 4"]);
     let bound = bound(&cluster);
     let mut client = cluster.connect();
-    let before = draw(&mut client, 1_000);
+    let before = draw_in_order(&mut client, 1_000);
     let mut last = *before.last().expect("IDs");
     // IDs must flow at once: a wait for the clock would last an hour, and
     // shorter waits (statement_timeout alone would let them by) are counted.
@@ -249,7 +249,7 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
 }
 
 /// A typo in `snowflake_advance_past` must not ruin the server for good
-/// (issue 16: `snowflake_advance_past(9000000000000000000)` moved 0.2.0's
+/// (`snowflake_advance_past(9000000000000000000)` moved 0.2.0's
 /// IDs to 2092 and, after a restart, exhausted the layout): an ID more than a
 /// day ahead of the clock is refused, with the instant it decodes to and how
 /// to insist, and the mark does not move; `force => true` moves it, and a
@@ -258,7 +258,7 @@ fn after_a_clock_step_back_ids_return_to_the_clock() {
 fn an_advance_more_than_a_day_ahead_is_refused_unless_forced() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
     let (mut client, notices) = cluster.connect_collecting_notices();
-    let before = draw(&mut client, 1)[0];
+    let before = draw_in_order(&mut client, 1)[0];
     let mark_before = mark_ahead(&mut client).expect("a mark after an ID");
 
     for id in ["9000000000000000000", "snowflake_from_timestamp(now() + interval '2 days')"] {
@@ -268,7 +268,7 @@ fn an_advance_more_than_a_day_ahead_is_refused_unless_forced() {
         assert!(e.hint.contains("force => true"), "{e:?}");
         assert!(mark_ahead(&mut client).expect("mark") <= mark_before + 1.0, "a refused advance moved the mark");
     }
-    assert!(draw(&mut client, 1)[0] > before);
+    assert!(draw_in_order(&mut client, 1)[0] > before);
 
     // An hour ahead needs no force; two days ahead does, and then works.
     client
@@ -277,7 +277,7 @@ fn an_advance_more_than_a_day_ahead_is_refused_unless_forced() {
     let far: i64 = client.query_one("SELECT snowflake_from_timestamp(now() + interval '2 days')", &[]).unwrap().get(0);
     let next: i64 = client.query_one("SELECT snowflake_advance_past($1, force => true)", &[&far]).unwrap().get(0);
     assert!(next > far);
-    assert_eq!(draw(&mut client, 1), vec![next]);
+    assert_eq!(draw_in_order(&mut client, 1), vec![next]);
     assert!(
         notices.lock().iter().any(|n| n.starts_with("NOTICE") && n.contains("are reserved")),
         "{:?}",

@@ -4,7 +4,7 @@ mod common;
 
 use std::thread;
 
-use common::{assert_no_duplicates, assert_strictly_increasing, draw, Cluster};
+use common::{assert_no_duplicates, assert_strictly_increasing, draw_in_order, Cluster};
 
 const CONNECTIONS: usize = 4;
 const PER_CONNECTION: i64 = 100_000;
@@ -44,7 +44,7 @@ fn concurrent_select_and_default_never_repeat() {
                     let mut in_order = Vec::new();
                     // Alternate the two paths so both really run at the same time.
                     for _ in 0..4 {
-                        let batch = draw(&mut client, PER_CONNECTION / 4);
+                        let batch = draw_in_order(&mut client, PER_CONNECTION / 4);
                         in_order.extend(&batch);
                         selected.extend(batch);
                         let rows = client

@@ -355,7 +355,7 @@ fn a_partitioned_tables_key_converts_with_all_its_partitions() {
     ids(&mut c, "INSERT INTO gauges (at) VALUES ('2025-02-01') RETURNING id");
 }
 
-/// Issue 32, finding 4: the conversion alters and updates every table of the
+/// The conversion alters and updates every table of the
 /// key's foreign-key chain as the caller, so a CHECK (or trigger) of another
 /// role's table would run that role's code with the caller's rights. A
 /// table of another role is refused with 42501, naming it and its owner,
@@ -429,7 +429,7 @@ fn a_table_of_another_role_in_the_chain_is_refused_before_anything_runs() {
     assert_eq!(text(&mut c, "SELECT string_agg(DISTINCT who, ',') FROM app.calls"), "dba");
 }
 
-/// Issue 32, finding 3: the extension's schema is public by default, where
+/// The extension's schema is public by default, where
 /// a role with CREATE may plant an overload of the extension's own
 /// functions with a closer match than the extension's (an integer for a
 /// bare `0`). The conversion runs as its caller, a superuser often: nothing

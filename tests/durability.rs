@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{
-    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, draw_until_error, sql_error,
-    state_file_mark, Cluster,
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw_in_order, draw_until_error,
+    sql_error, state_file_mark, Cluster,
 };
 
 fn status_i64(cluster: &Cluster, column: &str) -> i64 {
@@ -20,7 +20,7 @@ fn status_i64(cluster: &Cluster, column: &str) -> i64 {
 #[test]
 fn restart_continues_above_every_earlier_id() {
     let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 2"]);
-    let before = draw(&mut cluster.connect(), 20_000);
+    let before = draw_in_order(&mut cluster.connect(), 20_000);
     cluster.stop();
     clock.set("-1h");
     cluster.start();
@@ -29,7 +29,7 @@ fn restart_continues_above_every_earlier_id() {
     let mark = state_file_mark(&cluster).expect("no state file after a clean stop");
     assert!(mark >= before.iter().max().unwrap() >> 22, "the state file's mark {mark} is below the last ID");
     let (mut client, notices) = cluster.connect_collecting_notices();
-    let after = draw(&mut client, 20_000);
+    let after = draw_in_order(&mut client, 20_000);
     assert_strictly_increasing(&after, "after restart");
     assert_all_above(&before, &after, "restart");
     assert!(status_i64(&cluster, "mark_writes") >= 1);
@@ -55,7 +55,7 @@ fn restart_continues_above_every_earlier_id() {
 #[test]
 fn after_an_idle_spell_and_a_crash_a_burst_does_not_wait_for_stale_clocks() {
     let (mut cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 12"]);
-    draw(&mut cluster.connect(), 1);
+    draw_in_order(&mut cluster.connect(), 1);
     // The keeper renews for ten seconds after the last ID.
     thread::sleep(Duration::from_secs(9));
     cluster.crash();
@@ -63,7 +63,7 @@ fn after_an_idle_spell_and_a_crash_a_burst_does_not_wait_for_stale_clocks() {
     cluster.start();
     let mut client = cluster.connect();
     client.batch_execute("SET statement_timeout = '20s'").unwrap();
-    let ids = draw(&mut client, 20_000);
+    let ids = draw_in_order(&mut client, 20_000);
     assert_strictly_increasing(&ids, "burst after an idle spell and a crash");
     let waits = status_i64(&cluster, "waits");
     assert!(waits <= 4, "{waits} waits of up to 250 ms for a burst after the restart");
@@ -74,7 +74,7 @@ fn after_an_idle_spell_and_a_crash_a_burst_does_not_wait_for_stale_clocks() {
 #[test]
 fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 3"]);
-    draw(&mut cluster.connect(), 1_000);
+    draw_in_order(&mut cluster.connect(), 1_000);
     cluster.stop();
     let state = cluster.data().join("snowflake_id.state");
     let good = std::fs::read_to_string(&state).unwrap();
@@ -90,7 +90,7 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     std::fs::write(&state, &good).unwrap();
     cluster.start();
     let mut client = cluster.connect();
-    draw(&mut client, 10);
+    draw_in_order(&mut client, 10);
     cluster.chmod_data("0500");
     let log_before = cluster.log().len();
     let failed = draw_until_error(&mut client);
@@ -107,7 +107,7 @@ fn damaged_or_unwritable_state_file_stops_ids_loudly() {
     let warnings = log[log_before..].matches("could not renew the durable mark").count();
     assert!(warnings <= 2, "{warnings} warnings about the mark:\n{}", &log[log_before..]);
     // Writable again: IDs flow again.
-    draw(&mut client, 1_000);
+    draw_in_order(&mut client, 1_000);
 }
 
 /// kill -9 of a backend makes the postmaster reset shared memory; kill -9
@@ -137,7 +137,7 @@ fn crash_under_concurrent_load_never_repeats() {
         h.join().unwrap()
     });
     cluster.wait_accepting();
-    let after_backend_crash = draw(&mut cluster.connect(), 10_000);
+    let after_backend_crash = draw_in_order(&mut cluster.connect(), 10_000);
     let all_before: Vec<i64> = before_backend_crash.iter().flatten().copied().collect();
     assert!(all_before.len() > 1000, "the load drew too little before the crash: {}", all_before.len());
     assert_all_above(&all_before, &after_backend_crash, "backend crash");
@@ -151,7 +151,7 @@ fn crash_under_concurrent_load_never_repeats() {
     });
     clock.set("-2h");
     cluster.start();
-    let after = draw(&mut cluster.connect(), 10_000);
+    let after = draw_in_order(&mut cluster.connect(), 10_000);
     let during_flat: Vec<i64> = during.iter().flatten().copied().collect();
     assert!(during_flat.len() > 1000, "the load drew too little before the crash: {}", during_flat.len());
     assert_all_above(&during_flat, &after, "postmaster crash");
@@ -235,11 +235,11 @@ fn clock_stepped_back_while_down_does_not_repeat_or_stall() {
 fn clock_stepped_back_while_running_warns_and_counts() {
     let (cluster, clock) = Cluster::preloaded_with_fake_clock(&["snowflake_id.worker_id = 7"]);
     let (mut client, notices) = cluster.connect_collecting_notices();
-    let first = draw(&mut client, 3_000);
+    let first = draw_in_order(&mut client, 3_000);
     clock.set("-30s");
-    let second = draw(&mut client, 3_000);
+    let second = draw_in_order(&mut client, 3_000);
     clock.set("-90s");
-    let third = draw(&mut client, 3_000);
+    let third = draw_in_order(&mut client, 3_000);
     let all: Vec<i64> = [first, second, third].concat();
     assert_strictly_increasing(&all, "across two steps back");
     assert_no_duplicates([&all]);
@@ -267,7 +267,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
         "snowflake_id.max_drift = 0",
     ]);
     let mut client = cluster.connect();
-    let burst = draw(&mut client, 40_000);
+    let burst = draw_in_order(&mut client, 40_000);
     assert_strictly_increasing(&burst, "burst");
     assert_no_duplicates([&burst]);
     assert!(status_i64(&cluster, "ms_borrowed") > 1_000);
@@ -282,7 +282,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     let mut client = cluster.connect();
     // Let the wall clock catch up with the earlier burst first.
     client.batch_execute(&format!("SELECT pg_sleep({})", (drift as f64 / 1000.0) + 0.5)).unwrap();
-    let limited = draw(&mut client, 5_000);
+    let limited = draw_in_order(&mut client, 5_000);
     assert_strictly_increasing(&limited, "limited burst");
     assert!(status_i64(&cluster, "waits") > waits_before, "the limited burst never waited");
     let drift = status_i64(&cluster, "drift_ms");
@@ -310,7 +310,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
     canceller.join().unwrap();
     assert_eq!(e.code, "57014", "{e:?}");
     // The session and the generator are fine afterwards.
-    let after = draw(&mut client, 100);
+    let after = draw_in_order(&mut client, 100);
     assert!(after[0] > *limited.last().unwrap());
 }
 
@@ -320,7 +320,7 @@ fn burst_borrows_then_waits_with_max_drift_and_cancels_cleanly() {
 #[test]
 fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
-    let before = draw(&mut cluster.connect(), 1_000);
+    let before = draw_in_order(&mut cluster.connect(), 1_000);
     cluster.stop();
 
     // An earlier epoch: new IDs would stay above the old ones, but every stored
@@ -364,7 +364,7 @@ fn layout_change_is_refused_unless_allowed_and_never_if_it_would_go_back() {
     ]);
     cluster.start();
     assert!(cluster.log().contains("a layout change is allowed"), "{}", cluster.log());
-    let after = draw(&mut cluster.connect(), 1_000);
+    let after = draw_in_order(&mut cluster.connect(), 1_000);
     assert_all_above(&before, &after, "earlier epoch");
     let state = std::fs::read_to_string(cluster.data().join("snowflake_id.state")).unwrap();
     assert!(state.contains("epoch_ms=1704067200000"), "state file not rewritten for the new epoch:\n{state}");
@@ -380,7 +380,7 @@ fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
     let mut client = cluster.connect();
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
-        draw(&mut client, 500);
+        draw_in_order(&mut client, 500);
         thread::sleep(Duration::from_millis(20));
     }
     let total = status_i64(&cluster, "mark_writes");
@@ -395,7 +395,7 @@ fn mark_keeper_renews_ahead_of_queries_and_rests_when_idle() {
     let before = in_queries(&cluster);
     for _ in 0..5 {
         thread::sleep(Duration::from_millis(1500));
-        draw(&mut client, 1);
+        draw_in_order(&mut client, 1);
     }
     assert!(in_queries(&cluster) - before <= 1, "sporadic calls wrote the mark themselves");
 
@@ -430,7 +430,7 @@ fn a_killed_mark_keeper_is_restarted() {
     let before = status_i64(&cluster, "mark_writes_by_keeper");
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
-        draw(&mut client, 500);
+        draw_in_order(&mut client, 500);
         thread::sleep(Duration::from_millis(20));
     }
     assert!(status_i64(&cluster, "mark_writes_by_keeper") > before);
@@ -487,7 +487,7 @@ fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
                     let mut c = cfg.connect(postgres::NoTls).expect("connect");
                     let deadline = Instant::now() + Duration::from_secs(4);
                     while Instant::now() < deadline {
-                        draw(&mut c, 50_000);
+                        draw_in_order(&mut c, 50_000);
                     }
                 })
             })
@@ -535,7 +535,7 @@ fn drift_is_bounded_by_default_and_hot_sessions_do_not_starve_others() {
                 let mut c = cfg.connect(postgres::NoTls).expect("connect");
                 let deadline = Instant::now() + Duration::from_secs(3);
                 while Instant::now() < deadline {
-                    draw(&mut c, 50_000);
+                    draw_in_order(&mut c, 50_000);
                 }
             });
         }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{assert_no_duplicates, draw, id_unix_ms, Cluster, DbError, SlowFsync};
+use common::{assert_no_duplicates, draw_in_order, id_unix_ms, Cluster, DbError, SlowFsync};
 
 /// Draws `n` IDs as soon as the node has a lease (within 30 s).
 fn draw_when_leased(cluster: &Cluster, n: i64) -> Vec<i64> {
@@ -480,7 +480,7 @@ fn a_copy_of_a_running_node_is_refused_and_the_original_keeps_issuing() {
     };
     // First: refused as another running start of the lease.
     let (from_copy, refusals) =
-        draw_or_refusals(&copy, Duration::from_secs(4), || original.extend(draw(&mut a_client, 100)));
+        draw_or_refusals(&copy, Duration::from_secs(4), || original.extend(draw_in_order(&mut a_client, 100)));
     assert!(from_copy.is_empty(), "the copy issued {} IDs:\n{}", from_copy.len(), copy.log());
     assert!(refusals > 10, "{refusals}");
     let refused = status(&copy);
@@ -490,7 +490,8 @@ fn a_copy_of_a_running_node_is_refused_and_the_original_keeps_issuing() {
     assert!(copy.log().contains("give it its own snowflake_id.worker_id (or auto"), "{}", copy.log());
     // Refused past the silence (9 s) while the original renewed: a proven
     // copy, which waits for the worker id like any other node.
-    let (from_copy, _) = draw_or_refusals(&copy, Duration::from_secs(11), || original.extend(draw(&mut a_client, 100)));
+    let (from_copy, _) =
+        draw_or_refusals(&copy, Duration::from_secs(11), || original.extend(draw_in_order(&mut a_client, 100)));
     assert!(from_copy.is_empty(), "the copy issued {} IDs:\n{}", from_copy.len(), copy.log());
     assert!(copy.log().contains("this server is a copy of a running node"), "{}", copy.log());
     let waiting = status(&copy);

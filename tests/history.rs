@@ -8,7 +8,9 @@ mod common;
 use std::thread;
 use std::time::Duration;
 
-use common::{assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, Cluster, DEFAULT_EPOCH_MS};
+use common::{
+    assert_no_duplicates, assert_strictly_increasing, describe, draw_in_order, sql_error, Cluster, DEFAULT_EPOCH_MS,
+};
 use postgres::Client;
 
 /// One past-instant ID per element of `unix_ms`, in that order, in one
@@ -52,7 +54,7 @@ fn past_instant_ids_never_meet_live_ids_of_the_same_milliseconds() {
         "snowflake_id.sequence_bits = 4",
         "snowflake_id.max_drift = 0",
     ]);
-    let first = draw(&mut cluster.connect(), 30_000);
+    let first = draw_in_order(&mut cluster.connect(), 30_000);
     let full_ms = first.iter().filter(|&&id| split(id, 10, 4).2 == 14).count();
     assert!(full_ms > 1_000, "the burst did not fill its milliseconds ({full_ms} reached sequence 14)");
     // Its milliseconds, once they are all in the past.
@@ -65,7 +67,7 @@ fn past_instant_ids_never_meet_live_ids_of_the_same_milliseconds() {
     }
     // A back-fill of those milliseconds while a second burst runs.
     let (back_filled, second) = thread::scope(|s| {
-        let live = s.spawn(|| draw(&mut cluster.connect(), 30_000));
+        let live = s.spawn(|| draw_in_order(&mut cluster.connect(), 30_000));
         let past = draw_at(&mut cluster.connect(), &instants);
         (past, live.join().unwrap())
     });

@@ -1,4 +1,4 @@
-//! The hostile-schema harness (issue 32, mission invariant 11: no role gains
+//! The hostile-schema harness (mission invariant 11: no role gains
 //! through us). An ordinary role `app` (LOGIN, not a superuser) may CREATE in
 //! `public`, as under the pre-15 default, a `public` carried through
 //! pg_upgrade, or a grant; before the extension's background work and
@@ -14,8 +14,8 @@
 //! cluster watch and check, `snowflake_convert`, an update from 0.1.0, a
 //! registry password that libpq cannot parse), and each scenario ends with
 //! the same verdict: no shadow ran, `app` gained nothing, and a lease's
-//! ceiling is where the registry put it. One test per finding of issue 32,
-//! so that each shows on its own.
+//! ceiling is where the registry put it. One test per way in that 0.5.0
+//! closed, so that each shows on its own.
 
 mod common;
 
@@ -26,7 +26,7 @@ use common::{describe, Cluster};
 use postgres::{Client, NoTls};
 
 /// Ten years in milliseconds: how far ahead the planted registry functions
-/// move a ceiling, as the attack of issue 32 did.
+/// move a ceiling, as the attack on 0.4.0 did.
 const TEN_YEARS_MS: i64 = 315_360_000_000;
 
 /// The role and its right to create in `public`; run by a superuser in each
@@ -77,7 +77,7 @@ const MARKER: &str = "HOSTILE_CALL";
 /// a scenario fails because of them: (signature in `public`, result type,
 /// the result). Why each is here:
 /// - `quote_ident(name)`: the cluster watch quotes `pg_namespace.nspname`,
-///   a `name`; `pg_catalog.quote_ident(text)` needs a cast (finding 2).
+///   a `name`; `pg_catalog.quote_ident(text)` needs a cast (the cluster watch's scenario).
 /// - `set_config` and `to_regclass`: the registry keeper's first statement
 ///   on its connection, with untyped parameters and an unqualified table
 ///   name; exact duplicates, and a `name` overload.
@@ -86,7 +86,7 @@ const MARKER: &str = "HOSTILE_CALL";
 ///   with that node's default `search_path`; an exact match beats
 ///   `VARIADIC "any"`.
 /// - the accessors and decoders on `integer`, `numeric` and `text`: a literal
-///   such as `snowflake_timestamp(0)` is an `integer` (finding 3); an
+///   such as `snowflake_timestamp(0)` is an `integer` (`snowflake_convert`'s scenario); an
 ///   untyped literal prefers `text`.
 /// - `snowflake_from_timestamp` and `snowflake_nextval_at` on `timestamp`
 ///   and `text`, `snowflake_id_span(text)`, `snowflake_advance_past(integer)`:
@@ -119,7 +119,7 @@ const SHADOWS: &[(&str, &str, &str)] = &[
 
 /// The registry's functions with every parameter `text`: the node's keeper
 /// and its past-instant claims send untyped parameters, for which an
-/// all-`text` overload is the best match (finding 1). Each forwards to the
+/// all-`text` overload is the best match (the registry's scenario). Each forwards to the
 /// real function, as the attack did, and moves every ceiling ten years
 /// ahead.
 const REGISTRY_SHADOWS: &str = "
@@ -308,7 +308,7 @@ fn plant_on_types(cluster: &Cluster, db: &str, setup: &str) {
     prove_plants(cluster, db, setup, &extension_plant_calls());
 }
 
-/// The positive control of every scenario (issue 40, item 5): `app` calls
+/// The positive control of every scenario: `app` calls
 /// each of its plants itself, the way a call left unbound would reach it
 /// (`public` first on the path, the loosely typed arguments the library once
 /// sent), and each must announce itself to app's session. A plant broken by
@@ -513,7 +513,7 @@ fn wait_held(node: &Cluster) {
     }
 }
 
-/// Finding 1: the keeper acquires, renews and releases, and a superuser's
+/// The registry's calls: the keeper acquires, renews and releases, and a superuser's
 /// past-instant IDs read and record history, all through the registry's
 /// functions; with untyped calls `app`'s all-`text` overloads win, run as
 /// the node's role (a superuser here), see the holder token, and move the
@@ -576,7 +576,9 @@ fn registry_calls_never_reach_planted_overloads() {
 }
 
 /// True when Citus can run here (PostgreSQL 15 with `citus.so` installed);
-/// otherwise says the test is skipped and why (as tests/citus.rs does).
+/// otherwise says the test is skipped and why, through tests/common as
+/// tests/citus.rs does: on another major by design, on 15 without Citus only
+/// when the test command skips it by name.
 fn citus_here() -> bool {
     if !common::only_on_major(15, "Citus 13.2 (../shared/citus) is built for Debian 12's PostgreSQL 15 only") {
         return false;
@@ -587,13 +589,10 @@ fn citus_here() -> bool {
     );
     let lib = std::path::Path::new(String::from_utf8_lossy(&out.stdout).trim()).join("citus.so");
     if !lib.exists() {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED on PostgreSQL 15 ({}): Citus is not installed ({} is missing)",
-            common::bin(),
+        common::cannot_run(&format!(
+            "Citus is not installed ({} is missing; bash scripts/setup.sh installs it from ../shared/citus)",
             lib.display()
-        );
+        ));
     }
     lib.exists()
 }
@@ -617,7 +616,7 @@ fn citus_node(name: &str, worker_id: i64) -> Cluster {
 /// Citus's metadata refuses some DDL unless told it is local.
 const NO_PROPAGATION: &str = "SET citus.enable_ddl_propagation = off";
 
-/// Finding 2 (and the check it runs): with Citus preloaded the cluster
+/// The cluster watch (and the check it runs): with Citus preloaded the cluster
 /// watch connects every 10 s to each database as the bootstrap superuser
 /// and runs `quote_ident(nspname)` unqualified; `snowflake_cluster_check()`
 /// sends a status query to every node, run there as the caller with that
@@ -640,7 +639,7 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     coordinator.sql("CREATE EXTENSION snowflake_id");
     plant_on_types(&worker, "postgres", NO_PROPAGATION);
     plant_on_types(&coordinator, "postgres", NO_PROPAGATION);
-    // Review of 0.6.0 (rev33): overloads with a defaulted argument made
+    // In 0.6.0 as first written, overloads with a defaulted argument made
     // every call of the check by name ambiguous, the watch's too, which then
     // warned of nothing else. The watch reads the extension's view.
     app_client(&coordinator, "postgres")
@@ -650,7 +649,7 @@ fn citus_watch_and_check_never_reach_planted_objects() {
     // A worker without the extension (created on the coordinator before
     // Citus, a node added by hand...): app's own view under the name of the
     // extension's status view, whose function runs as whoever reads it
-    // (helper-9's review: the watch's superuser read it every 10 s).
+    // (the watch's superuser read it every 10 s).
     let bare = citus_node("worker2", 2);
     coordinator.sql(&format!("SELECT citus_add_node('{}', {})", host(&bare), bare.port));
     superuser_client(&bare, "postgres")
@@ -732,7 +731,7 @@ fn check_overload_calls() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Review of 0.6.0 (rev33), item 3: the check read
+/// In 0.6.0 as first written, the check read
 /// `snowflake_logical_peers()` by name, so `app`'s overload with a defaulted
 /// argument made every call "not unique", the cluster watch's too. It reads
 /// the function through the extension's view, and so does whoever reads
@@ -786,7 +785,7 @@ fn planted_node() -> Cluster {
     node
 }
 
-/// Finding 3: `snowflake_convert` run by a superuser, with and without
+/// `snowflake_convert` run by a superuser, with and without
 /// `rekey_by`, and as a dry run: its body calls
 /// `@extschema@.snowflake_timestamp(0)`, and `public.snowflake_timestamp(integer)`
 /// is a better match for the literal than the extension's `(bigint)`.
@@ -822,7 +821,7 @@ fn convert_never_calls_planted_functions() {
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
 
-/// Finding 4: a table of app's references a DBA's table and has a CHECK
+/// A table of app's references a DBA's table and has a CHECK
 /// (and a trigger) calling app's function; converting the DBA's table as a
 /// superuser must not alter or update app's table as the superuser.
 /// Refused with 42501, naming the table and its owner (or done as the
@@ -900,7 +899,7 @@ fn convert_refuses_a_referencing_table_of_another_role() {
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
 
-/// Finding 6: a database at 0.1.0 where app planted
+/// A database at 0.1.0 where app planted
 /// `public.snowflake_nextval_at(timestamptz)`, the signature 0.4.0 adds.
 /// The update stops at each object of app's in its way with 42710, naming
 /// it and the fix (a DROP); once the DBA has followed each hint it goes
@@ -1017,7 +1016,7 @@ fn node_with_registry(conninfo: &str) -> Cluster {
     node
 }
 
-/// Finding 5: libpq's parse errors quote the connection string (a
+/// libpq's parse errors quote the connection string (a
 /// password with an unescaped `%`; with a malformed host, the whole URI);
 /// nothing app can read may carry any part of it. The server log may.
 #[test]
@@ -1041,10 +1040,10 @@ fn the_registry_conninfo_never_reaches_an_ordinary_role() {
     assert_unharmed(&places, violations);
 }
 
-/// helper-9's review: a function of app's under a registry function's name
+/// A function of app's under a registry function's name
 /// with a defaulted extra argument makes the node's exactly typed calls
 /// "not unique" (42725) and would stop every node's lease with PostgreSQL's
-/// bare words. Since 0.7.0 (issue 40) the node calls the registry through
+/// bare words. Since 0.7.0 the node calls the registry through
 /// snowflake_id_internal, takes its lease anyway, names the overload (its
 /// schema, signature and owner) in a WARNING in its log, and never calls
 /// it (tests/hostile_bindings.rs has the reconnect and the other plants).
@@ -1082,7 +1081,7 @@ fn an_ambiguous_overload_in_the_registry_is_named_and_never_called() {
     assert_unharmed(&[(&registry, "postgres", "registry")], violations);
 }
 
-/// helper-9's review: an overload of app's with a defaulted argument beside
+/// An overload of app's with a defaulted argument beside
 /// a function the 0.4.0 -> 0.5.0 bodies call made the security update stop
 /// with a bare "not unique", keeping 0.4.0's bodies. It is named with its
 /// owner and the fix; once dropped, the update goes through.
@@ -1126,7 +1125,7 @@ fn an_update_from_0_4_0_names_an_overload_that_would_make_its_calls_ambiguous() 
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
 
-/// helper-10's review: the guard's trigger function is PUBLIC (a table
+/// The guard's trigger function is PUBLIC (a table
 /// owner's event trigger makes it), so any role can put it on its own table
 /// or enable it ALWAYS; outside an apply worker it must move nothing: a row
 /// app crafts minutes ahead of the clock, with this server's worker id,
@@ -1182,7 +1181,7 @@ fn the_logical_guard_moves_nothing_outside_an_apply_worker() {
     assert_unharmed(&[(&node, "postgres", "node")], violations);
 }
 
-/// Issue 33: `snowflake_cluster_check()` on a subscriber connects to the
+/// `snowflake_cluster_check()` on a subscriber connects to the
 /// publisher of each subscription with the subscription's connection
 /// string, from the caller's backend, where libpq may authenticate with the
 /// server's own credentials (`.pgpass`, peer, certificates). So it uses
@@ -1356,7 +1355,7 @@ fn the_logical_peer_check_connects_only_with_strings_a_superuser_chose() {
     assert_unharmed(&[(&subscriber, "postgres", "subscriber"), (&publisher, "postgres", "publisher")], violations);
 }
 
-/// Issue 40, item 3 of the review: `app`'s overloads of the guard function
+/// `app`'s overloads of the guard function
 /// in the extension's schema. With a defaulted second argument, 0.6.0's
 /// event trigger, which called `snowflake_logical_guard(regclass)` by name,
 /// got "not unique" at every `CREATE TABLE` of every role: the table went
@@ -1439,7 +1438,7 @@ fn overloads_of_the_logical_guard_neither_silence_it_nor_run() {
             .all(|part| w.contains(part)) => {}
         other => violations.push(format!("the WARNING does not name the look-alikes and the call: {other:?}")),
     }
-    // The review of issue 40's fixes (D2): the call the HINT gives works
+    // The call the HINT gives works
     // with both plants in place (0.7.0's first cut sent the DBA to
     // public.snowflake_logical_guard(...), "not unique" here), once the
     // cause is resolved; so does the all-tables form the docs give.

@@ -1,6 +1,6 @@
-//! Calls bound when created (issue 40, items 1, 2 and 5; mission invariant
-//! 11: no role stops our work for others). An ordinary role `app` (LOGIN,
-//! not a superuser, CREATE on `public`, where the extension lives) plants,
+//! Calls bound when created (since 0.7.0; mission invariant 11: no role stops
+//! our work for others). An ordinary role `app` (LOGIN, not a superuser,
+//! CREATE on `public`, where the extension lives) plants,
 //! beside the extension's functions, look-alikes that no exactly typed call
 //! would pick but that make such a call "not unique" (42725): one more
 //! argument with a DEFAULT. Before 0.7.0 the registry's PL/pgSQL bodies,
@@ -264,7 +264,7 @@ fn lease_and_claims_go_on(node: &Cluster, registry: &Cluster, violations: &mut V
     }
 }
 
-/// The first finding of issue 40: `public.snowflake_registry_x(i int
+/// `public.snowflake_registry_x(i int
 /// DEFAULT 0)` in the registry's database. The node keeps renewing across
 /// a reconnect and claims history; the look-alike is named in a WARNING in
 /// the node's log, and never called.
@@ -373,7 +373,7 @@ fn an_install_names_the_roles_that_may_create_in_its_schema() {
     );
 }
 
-/// The second review of issue 40 (F3): `ALTER DEFAULT PRIVILEGES ... GRANT
+/// `ALTER DEFAULT PRIVILEGES ... GRANT
 /// CREATE ON SCHEMAS` applied to `snowflake_id_internal` as CREATE EXTENSION
 /// made it, and a look-alike `app` put there made the node's calls "not
 /// unique". The install takes every grant but the owner's off the schema.
@@ -413,7 +413,7 @@ fn default_privileges_do_not_open_the_internal_schema() {
 /// megabytes.
 const MANY: i64 = 3000;
 
-/// The review of issue 40's fixes (finding B): a node names the functions
+/// A node names the functions
 /// of another role beside the registry's, but `app` decides how many and
 /// how long. Naming them is bounded (a count and five names cut short),
 /// separate from the session's setup and never a reason to stop: the node

@@ -1,5 +1,5 @@
-//! The managed edition's decoders against the native edition's (issue 41,
-//! item 6): every accessor, decoder and text form, snowflake_from_timestamp
+//! The managed edition's decoders against the native edition's: every
+//! accessor, decoder and text form, snowflake_from_timestamp
 //! and snowflake_id_span, over random IDs and the edge values, in the
 //! default and other layouts, results and errors (SQLSTATE, message,
 //! DETAIL, HINT) alike.

@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::waits::{expected_event, wait_until_seen};
-use common::{describe, draw, pg_major, sql_error, Cluster, SlowFsync};
+use common::{describe, draw_in_order, pg_major, sql_error, Cluster, SlowFsync};
 use postgres::types::Type;
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -51,7 +51,7 @@ const STANDBY_WARNING: &str = "for the synchronous standbys to flush the durable
 fn a_wait_for_the_synchronous_standby_is_named_dated_and_logged_once() {
     let (primary, mut standby) = primary_with_sync_standby(11);
     let mut monitor = primary.connect();
-    draw(&mut monitor, 1_000);
+    draw_in_order(&mut monitor, 1_000);
     let nothing: bool =
         monitor.query_one("SELECT sync_standby_wait_since IS NULL FROM snowflake_id_status", &[]).unwrap().get(0);
     assert!(nothing, "sync_standby_wait_since is set while nothing waits");
@@ -144,7 +144,7 @@ fn the_fsync_of_the_mark_is_named() {
     // each of its fsyncs made 3 s long it is seen in the middle of one.
     let primary = Cluster::preloaded(&["snowflake_id.worker_id = 13"]);
     let mut monitor = primary.connect();
-    draw(&mut monitor, 10);
+    draw_in_order(&mut monitor, 10);
     let keeper: i32 = monitor.query_one("SELECT keeper_pid FROM snowflake_id_status", &[]).unwrap().get(0);
     let slow = SlowFsync::attach(keeper, 3_000_000);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -153,7 +153,7 @@ fn the_fsync_of_the_mark_is_named() {
         thread::spawn(move || {
             let mut c = cfg.connect(postgres::NoTls).expect("connect");
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                draw(&mut c, 100);
+                draw_in_order(&mut c, 100);
                 thread::sleep(Duration::from_millis(20));
             }
         })
@@ -197,7 +197,7 @@ fn the_mark_keeper_is_in_pg_stat_activity_and_comes_back_when_terminated() {
         thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(primary.postmaster_pid(), postmaster);
-    draw(&mut monitor, 1_000);
+    draw_in_order(&mut monitor, 1_000);
 }
 
 // ---------------------------------------------------------------------------
@@ -359,7 +359,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
         "snowflake_id.max_drift = 0",
     ]);
     let mut client = primary.connect();
-    draw(&mut client, 1_000);
+    draw_in_order(&mut client, 1_000);
     let namespaces = exporter_namespaces();
     let names: Vec<&str> = namespaces.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["snowflake_id", "snowflake_id_problem", "snowflake_id_standby"]);
@@ -405,7 +405,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
         let deadline = Instant::now() + Duration::from_secs(60);
         while primary.query_text("SELECT mark_lsn::text FROM snowflake_id_status") == before {
             assert!(Instant::now() < deadline, "no new mark was written");
-            draw(&mut client, 4_000);
+            draw_in_order(&mut client, 4_000);
         }
         let behind = standby_has_mark(&mut client);
         assert!(!behind.has_mark, "a standby behind the mark counts as having it: {behind:?}");
@@ -416,7 +416,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
 
     // Synchronous: the standby has every mark an ID was returned under.
     primary.make_synchronous(&standby);
-    draw(&mut client, 10_000);
+    draw_in_order(&mut client, 10_000);
     let sync = standby_has_mark(&mut client);
     assert_eq!((sync.has_mark, sync.with_mark, sync.sync_with_mark), (true, 1, 1), "{sync:?}");
 
@@ -452,7 +452,7 @@ fn exporter_queries_return_what_the_file_declares_and_the_standby_alert_fails_wh
 #[test]
 fn mark_lsn_is_known_after_a_clean_restart() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
-    common::draw(&mut cluster.connect(), 1000);
+    common::draw_in_order(&mut cluster.connect(), 1000);
     let before: bool = cluster
         .connect()
         .query_one("SELECT mark_lsn IS NOT NULL FROM snowflake_id_status", &[])
@@ -473,8 +473,8 @@ fn mark_lsn_is_known_after_a_clean_restart() {
 #[test]
 fn a_wal_archiver_is_not_a_standby_that_has_the_mark() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1", "wal_level = replica"]);
-    common::draw(&mut cluster.connect(), 1000);
-    let dir = tempfile::Builder::new().prefix("rev16_receivewal.").tempdir().expect("tempdir");
+    common::draw_in_order(&mut cluster.connect(), 1000);
+    let dir = tempfile::Builder::new().prefix("receivewal.").tempdir().expect("tempdir");
     std::process::Command::new("chown").args(["postgres", dir.path().to_str().unwrap()]).status().expect("chown");
     let socket = cluster.socket_dir().display().to_string();
     let port = cluster.port.to_string();

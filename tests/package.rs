@@ -21,7 +21,7 @@ const PACKAGE: &str = "postgresql-15-snowflake-id";
 
 fn deb() -> PathBuf {
     let version = env!("CARGO_PKG_VERSION");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("dist/{PACKAGE}_{version}_amd64.deb"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/debian/{PACKAGE}_{version}_amd64.deb"));
     assert!(path.exists(), "{} is missing: run scripts/package.sh (scripts/test.sh does)", path.display());
     path
 }

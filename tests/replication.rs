@@ -10,8 +10,8 @@ use std::thread;
 use std::time::Duration;
 
 use common::{
-    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw, sql_error, state_file_mark,
-    Cluster, FakeClock,
+    assert_all_above, assert_no_duplicates, assert_strictly_increasing, describe, draw_in_order, sql_error,
+    state_file_mark, Cluster, FakeClock,
 };
 
 /// The end of the newest mark record the primary wrote, as text.
@@ -94,7 +94,7 @@ fn standby_refuses_to_issue_ids_and_still_decodes() {
 fn burst_on(primary: &Cluster) -> Vec<i64> {
     let mut client = primary.connect();
     let mut returned = insert_ids(&mut client, 40_000);
-    returned.extend(draw(&mut client, 60_000));
+    returned.extend(draw_in_order(&mut client, 60_000));
     let drift = primary.query_i64("SELECT drift_ms FROM snowflake_id_status");
     assert!(drift > 10_000, "the burst should run the logical clock ahead by tens of seconds: {drift} ms");
     returned
@@ -105,7 +105,7 @@ fn burst_on(primary: &Cluster) -> Vec<i64> {
 fn after_failover_ids_are_above(new_primary: &Cluster, returned: &[i64]) {
     let mut client = new_primary.connect();
     let inserted = insert_ids(&mut client, 5_000);
-    let drawn = draw(&mut client, 5_000);
+    let drawn = draw_in_order(&mut client, 5_000);
     assert_strictly_increasing(&inserted, "inserted after promotion");
     assert_all_above(returned, &inserted, "inserted after promotion");
     assert_all_above(returned, &drawn, "drawn after promotion");
@@ -177,7 +177,7 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
 
     // With the standby down, IDs past the mark it has are not returned: the
     // caller waits (interruptibly) for the standby.
-    draw(&mut primary.connect(), 1_000);
+    draw_in_order(&mut primary.connect(), 1_000);
     standby.stop();
     let mut client = primary.connect();
     client.batch_execute("SET statement_timeout = '3s'").unwrap();
@@ -195,7 +195,7 @@ fn synchronous_standby_has_the_mark_before_ids_under_it_are_returned() {
     );
     standby.start();
     client.batch_execute("RESET statement_timeout").unwrap();
-    draw(&mut client, 1_000);
+    draw_in_order(&mut client, 1_000);
 
     // Failover under load, with no wait for replay: whatever a client got,
     // the standby had the mark for.
@@ -251,7 +251,7 @@ fn walinspect_names_the_records_and_the_resource_manager_is_listed() {
     let mut client = primary.connect();
     client.batch_execute("CREATE EXTENSION pg_walinspect").unwrap();
     let start: String = client.query_one("SELECT pg_current_wal_insert_lsn()::text", &[]).unwrap().get(0);
-    draw(&mut client, 1000);
+    draw_in_order(&mut client, 1000);
     let past = primary.query_i64("SELECT snowflake_from_timestamp(now() + interval '1 minute')");
     client.query_one("SELECT snowflake_advance_past($1)", &[&past]).unwrap();
     let rows = client
@@ -299,7 +299,7 @@ fn advance_past_moves_the_mark_durably_and_is_for_superusers() {
     // Without a crash, the next ID is the one it announced.
     let restored = *after.iter().max().unwrap() + (1 << 22) * 60_000;
     let next = primary.query_i64(&format!("SELECT snowflake_advance_past({restored})"));
-    assert_eq!(draw(&mut client, 1), vec![next]);
+    assert_eq!(draw_in_order(&mut client, 1), vec![next]);
 
     // An ordinary role may not.
     primary.sql("CREATE ROLE app LOGIN");

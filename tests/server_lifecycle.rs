@@ -1,5 +1,6 @@
 //! What a DBA does to a server around the library: a major-version upgrade
-//! with `pg_upgrade` (17 to 18) while the library is preloaded in both clusters, and
+//! with `pg_upgrade` (17 to 18, 18 to 19) while the library is preloaded in
+//! both clusters, of a plain server and of a logical replication publisher, and
 //! taking the library out of `shared_preload_libraries` (after a clean
 //! shutdown, and after a crash), each as the README tells it.
 
@@ -7,14 +8,17 @@ mod common;
 
 use std::path::Path;
 
-use common::{pg_major, Cluster};
+use common::waits::wait_until;
+use common::{conninfo, pg_major, Cluster, LOGICAL};
 
 const PRELOAD: &str = "shared_preload_libraries = 'snowflake_id'";
 const WORKER: &str = "snowflake_id.worker_id = 21";
+/// How long a step of the publisher's upgrade may take to show.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// The newest major the project supports, and the major pg_upgrade goes to it from.
-const NEWEST: u32 = 18;
-const OLD: u32 = 17;
+/// The majors pg_upgrade is tested to, each from the one before it: the
+/// majors built here from one upstream series (see the upgrade test's doc).
+const UPGRADED_TO: [u32; 2] = [18, 19];
 
 fn fill(cluster: &Cluster, rows: i64) {
     cluster.sql(&format!("INSERT INTO orders (n) SELECT g FROM generate_series(1, {rows}) g"));
@@ -45,48 +49,66 @@ fn bindir_of(major: u32) -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// The bin directory of the old major pg_upgrade starts from:
-/// `SNOWFLAKE_OLD_PG_BIN` when set (scripts/test.sh sets it to the 17 it
-/// installed the library into in this run, and to nothing when 17 is not
-/// part of the run, so that a library left from an earlier run is never
-/// what is upgraded), else the installed one; `Err` says why there is none.
+/// The bin directory of the old major pg_upgrade starts from, the one
+/// before the major under test: `SNOWFLAKE_OLD_PG_BIN` when set
+/// (scripts/test.sh sets it to the old major it installed the library into
+/// in this run, and to nothing when that major is not part of the run, so
+/// that a library left from an earlier run is never what is upgraded), else
+/// the installed one; `Err` says why there is none.
 fn old_bindir() -> Result<String, String> {
+    let (old, new) = (pg_major() - 1, pg_major());
     match std::env::var("SNOWFLAKE_OLD_PG_BIN") {
         Ok(dir) if dir.is_empty() => Err(format!(
-            "PostgreSQL {OLD} is not part of this run (PG_MAJORS=\"{OLD} {NEWEST}\" bash scripts/test.sh tests both)"
+            "PostgreSQL {old} is not part of this run (PG_MAJORS=\"{old} {new}\" bash scripts/test.sh tests both)"
         )),
         Ok(dir) => Ok(dir),
-        Err(_) => bindir_of(OLD).ok_or_else(|| {
-            format!("PostgreSQL {OLD} is not installed (PG_MAJORS=\"{OLD} {NEWEST}\" bash scripts/pg_servers.sh)")
+        Err(_) => bindir_of(old).ok_or_else(|| {
+            format!("PostgreSQL {old} is not installed (PG_MAJORS=\"{old} {new}\" bash scripts/pg_servers.sh)")
         }),
     }
 }
 
-/// pg_upgrade from 17 (built here from the same upstream series as 18).
-/// Not from Debian 12's 15.20: that minor stores an attribute option
-/// (`pg_attver`) on every column that 18.6 does not know, so on this machine
-/// pg_upgrade from it fails for any cluster with a table, with or without
-/// the library ("unrecognized parameter"). Without 17 (or the library in
-/// it) the test fails unless the test command skips it by name: a pass
-/// that upgraded nothing would hide the gap.
-#[test]
-fn pg_upgrade_to_the_newest_major_with_the_library_preloaded_in_both_clusters() {
-    if !common::only_on_major(NEWEST, "pg_upgrade runs to the newest major") {
-        return;
+/// The old major's bin directory with the library installed in it, for a
+/// test of pg_upgrade to the major under test; `None` when the test does not
+/// run on this major (recorded as a skip) or cannot run here (a failure,
+/// unless skipped by name).
+fn old_bin_with_the_library() -> Option<String> {
+    if !UPGRADED_TO.contains(&pg_major()) {
+        common::not_on_this_major("pg_upgrade is tested to 18 (from 17) and to 19 (from 18)");
+        return None;
     }
     let old_bin = match old_bindir() {
         Ok(dir) => dir,
-        Err(why) => return common::cannot_run(&why),
+        Err(why) => {
+            common::cannot_run(&why);
+            return None;
+        }
     };
     let pkglibdir = std::process::Command::new(Path::new(&old_bin).join("pg_config")).arg("--pkglibdir").output();
     let pkglibdir = pkglibdir.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
     let old_lib = Path::new(&pkglibdir).join("snowflake_id.so");
     if !old_lib.exists() {
-        return common::cannot_run(&format!(
-            "the library is not installed into PostgreSQL {OLD} ({})",
+        common::cannot_run(&format!(
+            "the library is not installed into PostgreSQL {} ({})",
+            pg_major() - 1,
             old_lib.display()
         ));
+        return None;
     }
+    Some(old_bin)
+}
+
+/// pg_upgrade from the major before: 17 to 18 (both built here from
+/// Debian's source packages), 18 to 19 (Debian's experimental binaries).
+/// Not from Debian 12's 15.20: that minor stores an attribute option
+/// (`pg_attver`) on every column that 18.6 does not know, so on this machine
+/// pg_upgrade from it fails for any cluster with a table, with or without
+/// the library ("unrecognized parameter"). Without the old major (or the
+/// library in it) the test fails unless the test command skips it by name:
+/// a pass that upgraded nothing would hide the gap.
+#[test]
+fn pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters() {
+    let Some(old_bin) = old_bin_with_the_library() else { return };
     let mut old = Cluster::init_with_bin(&old_bin, &["--data-checksums"], &[PRELOAD, WORKER]);
     old.start();
     old.sql("CREATE EXTENSION snowflake_id");
@@ -100,6 +122,25 @@ fn pg_upgrade_to_the_newest_major_with_the_library_preloaded_in_both_clusters() 
     let mut new = Cluster::init(&[PRELOAD, WORKER]);
     new.stop_on_drop();
     old.stop_on_drop();
+    pg_upgrade(&old, &old_bin, &new);
+
+    // The README's procedure after a move to a new cluster: past the
+    // largest stored ID, then IDs as usual.
+    new.start();
+    assert_eq!(new.query_i64("SELECT count(*) FROM orders"), 10_000);
+    new.sql("SELECT snowflake_advance_past(max(id)) FROM orders");
+    fill(&new, 1_000);
+    assert_eq!(new.query_i64("SELECT count(DISTINCT id) FROM orders"), 11_000);
+    let above = new.query_i64(&format!("SELECT count(*) FROM orders WHERE id > {old_max}"));
+    assert_eq!(above, 1_000, "not every ID drawn after the upgrade is above the old cluster's IDs");
+    let version = new.query_text("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'");
+    assert_eq!(version, env!("CARGO_PKG_VERSION"), "the extension is not at its version after the upgrade");
+}
+
+/// Runs pg_upgrade from the stopped `old` cluster (of `old_bin`) into the
+/// stopped, freshly made `new` one (of the major under test), as the
+/// `postgres` user, bounded; panics with its output and logs when it fails.
+fn pg_upgrade(old: &Cluster, old_bin: &str, new: &Cluster) {
     let (old_data, new_data) = (old.data(), new.data());
     let (old_port, new_port) = (old.port.to_string(), new.port.to_string());
     let socket = old.socket_dir().display().to_string();
@@ -111,7 +152,7 @@ fn pg_upgrade_to_the_newest_major_with_the_library_preloaded_in_both_clusters() 
         "600",
         &upgrade,
         "-b",
-        &old_bin,
+        old_bin,
         "-B",
         new_bin,
         "-d",
@@ -141,17 +182,73 @@ fn pg_upgrade_to_the_newest_major_with_the_library_preloaded_in_both_clusters() 
         String::from_utf8_lossy(&out.stderr),
         upgrade_logs(&new_data)
     );
+}
 
-    // The README's procedure after a move to a new cluster: past the
-    // largest stored ID, then IDs as usual.
+/// A logical replication publisher upgraded with its subscription's slot.
+/// Since 17, pg_upgrade carries logical slots over, and first decodes the
+/// WAL of each from its confirmed position to the end to check that the
+/// subscriber has everything: the mark's WAL records, which the library
+/// writes while IDs are drawn and on its own, are in that WAL. The upgrade
+/// must succeed with them there, the slot come over, and the subscriber go
+/// on receiving from the upgraded publisher, every new ID above every one
+/// it had.
+#[test]
+fn pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_above_the_earlier_ones() {
+    let Some(old_bin) = old_bin_with_the_library() else { return };
+    let mut conf = vec![PRELOAD, WORKER];
+    conf.extend_from_slice(LOGICAL);
+    let mut old = Cluster::init_with_bin(&old_bin, &["--data-checksums"], &conf);
+    old.start();
+    old.sql("CREATE EXTENSION snowflake_id");
+    old.sql("CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int)");
+    old.sql("CREATE PUBLICATION p FOR TABLE orders");
+
+    // The subscriber runs the major under test, with a worker id of its own.
+    let mut sub_conf = vec!["snowflake_id.worker_id = 22"];
+    sub_conf.extend_from_slice(LOGICAL);
+    let subscriber = Cluster::preloaded(&sub_conf);
+    subscriber.sql("CREATE TABLE orders (id bigint PRIMARY KEY, n int)");
+    subscriber
+        .sql(&format!("CREATE SUBSCRIPTION s CONNECTION '{}' PUBLICATION p WITH (copy_data = false)", conninfo(&old)));
+    wait_until("the subscription's slot on the publisher", WAIT, || {
+        old.query_i64("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's' AND active") == 1
+    });
+    for _ in 0..10 {
+        fill(&old, 1_000);
+    }
+    let old_max = old.query_i64("SELECT max(id) FROM orders");
+    wait_until("the subscriber to have every row", WAIT, || {
+        subscriber.query_i64("SELECT count(*) FROM orders") == 10_000
+    });
+    // pg_upgrade's own order: the subscription stopped, so that its slot is
+    // idle, then the publisher shut down cleanly.
+    subscriber.sql("ALTER SUBSCRIPTION s DISABLE");
+    wait_until("the slot to be released", WAIT, || {
+        old.query_i64("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's' AND NOT active") == 1
+    });
+    old.stop();
+
+    let mut new = Cluster::init(&conf);
+    new.stop_on_drop();
+    old.stop_on_drop();
+    pg_upgrade(&old, &old_bin, &new);
+
     new.start();
-    assert_eq!(new.query_i64("SELECT count(*) FROM orders"), 10_000);
+    assert_eq!(
+        new.query_i64("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 's' AND slot_type = 'logical'"),
+        1,
+        "the subscription's slot did not come over"
+    );
     new.sql("SELECT snowflake_advance_past(max(id)) FROM orders");
+    subscriber.sql(&format!("ALTER SUBSCRIPTION s CONNECTION '{}'", conninfo(&new)));
+    subscriber.sql("ALTER SUBSCRIPTION s ENABLE");
     fill(&new, 1_000);
+    wait_until("the subscriber to receive from the upgraded publisher", WAIT, || {
+        subscriber.query_i64("SELECT count(*) FROM orders") == 11_000
+    });
+    let above = subscriber.query_i64(&format!("SELECT count(*) FROM orders WHERE id > {old_max}"));
+    assert_eq!(above, 1_000, "the subscriber received IDs at or below the ones it had");
     assert_eq!(new.query_i64("SELECT count(DISTINCT id) FROM orders"), 11_000);
-    let above = new.query_i64(&format!("SELECT count(*) FROM orders WHERE id > {old_max}"));
-    assert_eq!(above, 1_000, "not every ID drawn after the upgrade is above the old cluster's IDs");
-    assert_eq!(pg_major(), NEWEST);
 }
 
 /// The README's way to take the library out: a clean shutdown first (no

@@ -9,7 +9,7 @@ mod common;
 use std::thread;
 use std::time::Duration;
 
-use common::{draw, draw_until_error, Cluster, DbError};
+use common::{draw_in_order, draw_until_error, Cluster, DbError};
 
 fn problem(cluster: &Cluster) -> Option<String> {
     cluster.connect().query_one("SELECT problem FROM snowflake_id_status", &[]).expect("the status view").get(0)
@@ -30,7 +30,7 @@ fn assert_problem_is_the_error(cluster: &Cluster, code: &str) -> DbError {
 #[test]
 fn a_standby_says_it_does_not_issue_ids() {
     let primary = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
-    draw(&mut primary.connect(), 100);
+    draw_in_order(&mut primary.connect(), 100);
     assert_eq!(problem(&primary), None, "a healthy primary");
     let mut standby = Cluster::standby_of(&primary, &[]);
     standby.start();
@@ -41,7 +41,7 @@ fn a_standby_says_it_does_not_issue_ids() {
 #[test]
 fn a_layout_change_refused_at_start_is_the_problem_before_any_call() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
-    draw(&mut cluster.connect(), 100);
+    draw_in_order(&mut cluster.connect(), 100);
     cluster.stop();
     cluster.append_conf(&["snowflake_id.epoch = '2024-01-01'"]);
     cluster.start();
@@ -52,7 +52,7 @@ fn a_layout_change_refused_at_start_is_the_problem_before_any_call() {
 #[test]
 fn a_damaged_state_file_is_the_problem_before_any_call() {
     let mut cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
-    draw(&mut cluster.connect(), 100);
+    draw_in_order(&mut cluster.connect(), 100);
     cluster.stop();
     let state = cluster.data().join("snowflake_id.state");
     std::fs::write(&state, "version=2\nlease_until_tick=garbage\n").expect("damage the state file");
@@ -65,7 +65,7 @@ fn a_damaged_state_file_is_the_problem_before_any_call() {
 fn an_unwritable_data_directory_is_the_problem_once_a_write_failed() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let mut client = cluster.connect();
-    draw(&mut client, 100);
+    draw_in_order(&mut client, 100);
     cluster.chmod_data("0500");
     let failed = draw_until_error(&mut client).is_some();
     let outcome = std::panic::catch_unwind(|| {
@@ -78,7 +78,7 @@ fn an_unwritable_data_directory_is_the_problem_once_a_write_failed() {
         std::panic::resume_unwind(panic);
     }
     // Writable again: the next write succeeds and the problem is gone.
-    draw(&mut client, 1_000);
+    draw_in_order(&mut client, 1_000);
     assert_eq!(problem(&cluster), None);
 }
 
@@ -113,7 +113,7 @@ fn an_exhausted_timestamp_field_is_the_problem_also_after_a_restart() {
 fn problem_clears_once_the_data_directory_is_writable_again_without_a_call() {
     let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 1"]);
     let mut client = cluster.connect();
-    draw(&mut client, 100);
+    draw_in_order(&mut client, 100);
     cluster.chmod_data("0500");
     let failed = draw_until_error(&mut client).is_some();
     let seen = problem(&cluster);

@@ -1,4 +1,4 @@
-//! The short text forms of IDs in SQL (issue 34): base62 and Crockford
+//! The short text forms of IDs in SQL: base62 and Crockford
 //! base32, both ways, on a real server. The core's property tests cover
 //! every bigint; here the SQL edge: round trips over random and extreme
 //! IDs, text order under `COLLATE "C"`, what Crockford lets a person type,

@@ -159,7 +159,7 @@ fn assert_same_as_a_fresh_install(cluster: &Cluster, old: &mut postgres::Client)
     assert_eq!(upgraded.len(), installed.len(), "upgraded: {upgraded:#?}\nfresh: {installed:#?}");
 }
 
-/// Issue 32, finding 6: an object another role created in the extension's
+/// An object another role created in the extension's
 /// schema under a name an update is about to create stops the update with
 /// an error naming it, its owner and the fix, not a bare "already exists"
 /// (or, for an overload, no error and a look-alike left to be called in
@@ -203,7 +203,7 @@ fn an_object_planted_where_an_update_creates_one_is_named_with_its_owner_and_the
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
-/// 0.4.0 to 0.5.0 (issue 32): the update replaces every body 0.5.0 fixed.
+/// 0.4.0 to 0.5.0: the update replaces every body 0.5.0 fixed.
 /// Bodies parsed at CREATE (the registry view, its staleness test) bound
 /// whatever look-alike the schema offered when they were made, and 0.4.0's
 /// snowflake_convert called a planted snowflake_timestamp(integer) as its
@@ -273,7 +273,7 @@ fn update_from_0_4_0_rebinds_every_body_and_matches_a_fresh_install() {
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
-/// 0.5.0 to 0.6.0 (issue 33): the update creates snowflake_logical_peers()
+/// 0.5.0 to 0.6.0: the update creates snowflake_logical_peers()
 /// and gives snowflake_cluster_check() its body that checks logical peers
 /// too. A function another role planted under the new name stops it with
 /// the name, the owner and the fix (section 0 of the script); once it is
@@ -302,7 +302,7 @@ fn update_from_0_5_0_names_a_planted_logical_peers_and_matches_a_fresh_install()
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
-/// Issue 32: CREATE EXTENSION refuses an object of another role under one
+/// CREATE EXTENSION refuses an object of another role under one
 /// of the names it creates in its schema (an overload of another signature
 /// too, which would otherwise stay to be called in place of the
 /// extension's function by untyped calls), naming it, its owner and the fix.
@@ -350,7 +350,7 @@ fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_c
     }
 }
 
-/// Review rev33b: the 0.5.0 -> 0.6.0 update creates two views; section 0
+/// The 0.5.0 -> 0.6.0 update creates two views; section 0
 /// names what another role put under either name (without it the update
 /// stopped at PostgreSQL's bare "already exists"). Each name in turn.
 #[test]
@@ -387,7 +387,7 @@ fn collecting_warnings(cfg: &mut postgres::Config) -> (postgres::Client, Arc<Mut
     (cfg.connect(postgres::NoTls).expect("connect"), warnings)
 }
 
-/// Issue 40, item 3: in a database at 0.4.0, three tables of `app` that the
+/// In a database at 0.4.0, three tables of `app` that the
 /// guard pass of the update cannot guard: a partition whose trigger named
 /// snowflake_id_received is cloned from app's partitioned parent (0.6.0's
 /// update stopped for good on "cannot drop trigger"), app's temporary table
@@ -532,7 +532,7 @@ fn update_from_0_4_0_guards_each_table_on_its_own_and_names_those_it_cannot() {
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
-/// The review of issue 40's fixes (finding A): a table the update's guard
+/// A table the update's guard
 /// pass guarded stays locked until ALTER EXTENSION commits, so each wait
 /// for another table's lock also blocks the writers of the tables already
 /// guarded. With ten of app's tables locked by one open transaction, 0.7.0's
@@ -617,7 +617,7 @@ fn update_from_0_4_0_waits_briefly_for_many_locked_tables() {
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
 
-/// The review of issue 40's fixes (D2): the update binds the guard's entry
+/// The update binds the guard's entry
 /// points in snowflake_id_internal to the extension's
 /// snowflake_logical_guard(regclass); app's overload with a defaulted
 /// argument beside it would stop the update with PostgreSQL's bare "not

@@ -641,7 +641,7 @@ mod tests {
 
     #[test]
     fn a_burst_after_every_start_does_not_ratchet_the_floor() {
-        // Second review: restart every 300 ms, 5,000 IDs at once after each
+        // Restart every 300 ms, 5,000 IDs at once after each
         // start (past the first millisecond), the keeper renewing 100 ms later.
         let layout = Layout::new(10, 12, 0).unwrap();
         for (max_drift_ms, per_start) in [(0, 5_000), (1_000, 5_000), (5_000, 50_000)] {

@@ -18,8 +18,8 @@ use crate::{Error, GeneratorState, Layout};
 /// (a publication's owner inserts what it likes) cannot push every later ID
 /// further into the future than that (invariant 7). Further is the DBA's
 /// call: `snowflake_advance_past`, superuser only. (A day, the reach of
-/// `advance_past` without `force`, let any publisher keep IDs a day ahead:
-/// helper-10's review.)
+/// `advance_past` without `force`, let any publisher keep IDs a day
+/// ahead.)
 pub const PLAUSIBLE_AHEAD_MS: i64 = 300_000;
 
 /// What the generator does about one received ID.

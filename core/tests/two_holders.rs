@@ -1480,7 +1480,7 @@ fn a_primary_with_a_standby() -> World {
 /// mission's failover case) starts at a floor a horizon and 20 s ahead of
 /// its clock, and bursts: its renewals keep a quarter horizon of room past
 /// its IDs, so it never stands at its ceiling for longer than a renewal
-/// takes (helper-22's review: the first arithmetic of 0.4.0, which took
+/// takes (the first arithmetic of 0.4.0, which took
 /// the clock as the position while IDs were near the floor, stood there
 /// for 20 s of 40).
 #[test]

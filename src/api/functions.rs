@@ -36,7 +36,7 @@ pub const MAX_BLOCK: i32 = 1_000_000;
 /// PARALLEL RESTRICTED (since 0.6.0): a block in FROM under a Gather would be
 /// called once by the leader and once by every worker, and one call asked
 /// for n IDs would hand out up to three times n, a different block to each
-/// part of the join (helper-16's review). The leader calls it once.
+/// part of the join. The leader calls it once.
 #[pg_extern(volatile, parallel_restricted)]
 fn snowflake_nextval_block(n: i32) -> SetOfIterator<'static, i64> {
     SetOfIterator::new(block(n, "snowflake_nextval_block(integer)"))

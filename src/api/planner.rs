@@ -87,13 +87,20 @@ unsafe extern "C-unwind" fn plan(
     query_string: *const c_char,
     cursor_options: c_int,
     bound_params: pg_sys::ParamListInfo,
+    #[cfg(feature = "pg19")] es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
     let swapped = find::swap_decoders(parse.cast());
     // Planning may plan other queries on the way: see `nesting::begin`.
     let outer = nesting::begin(swapped);
     let planned = match PREV_PLANNER {
+        #[cfg(not(feature = "pg19"))]
         Some(prev) => prev(parse, query_string, cursor_options, bound_params),
+        #[cfg(not(feature = "pg19"))]
         None => raw::standard_planner(parse, query_string, cursor_options, bound_params),
+        #[cfg(feature = "pg19")]
+        Some(prev) => prev(parse, query_string, cursor_options, bound_params, es),
+        #[cfg(feature = "pg19")]
+        None => raw::standard_planner(parse, query_string, cursor_options, bound_params, es),
     };
     nesting::end(outer);
     if swapped && !planned.is_null() {

@@ -57,7 +57,7 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
     // session_replication_role = replica. Anywhere else the trigger is a
     // no-op: any table owner can put it on a table or enable it ALWAYS, and
     // a row it inserts would otherwise push every later ID a day ahead, a
-    // move snowflake_advance_past keeps to superusers (helper-10's review);
+    // move snowflake_advance_past keeps to superusers;
     // a data-only restore that left it enabled for local sessions would
     // raise a false shared-worker alarm at each insert.
     if !in_apply_worker() {
@@ -102,7 +102,7 @@ fn in_apply_worker() -> bool {
 /// goes in unguarded. The hint names the guard's entry point in
 /// `snowflake_id_internal` (sql/guard_entry.sql) and the table, with exact
 /// types: any call of `snowflake_logical_guard` in the extension's schema is
-/// another role's to make ambiguous with an overload (issue 40). Before the
+/// another role's to make ambiguous with an overload. Before the
 /// database's extension reaches 0.7.0 there is no such schema, and the hint
 /// names the function in the trigger function's schema, as 0.6.0 did.
 fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid) {

@@ -63,8 +63,7 @@ pub fn replay(claimed: &Claimed) {
 }
 
 /// What to do about a damaged or lost history file. Not "restore any
-/// backup": a copy older than the last claim makes its slots look free
-/// (helper-16's review).
+/// backup": a copy older than the last claim makes its slots look free.
 const RESTORE_HINT: &str = "Past-instant IDs of this worker id are refused until the file is replaced by a copy made \
      after the last snowflake_nextval_at() call (an older copy lets used history slots be used again); with a worker \
      id leased from a registry, remove the file instead: the registry's record of the claims takes its place.";

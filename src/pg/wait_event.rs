@@ -35,7 +35,7 @@ fn builtin(wait: Wait) -> u32 {
     }
 }
 
-#[cfg(any(feature = "pg17", feature = "pg18"))]
+#[cfg(any(feature = "pg17", feature = "pg18", feature = "pg19"))]
 mod custom {
     use std::ffi::CStr;
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -85,11 +85,11 @@ mod custom {
 
 /// The `wait_event_info` to pass to `WaitLatch` or report around a wait.
 pub fn info(wait: Wait) -> u32 {
-    #[cfg(any(feature = "pg17", feature = "pg18"))]
+    #[cfg(any(feature = "pg17", feature = "pg18", feature = "pg19"))]
     {
         custom::info(wait)
     }
-    #[cfg(not(any(feature = "pg17", feature = "pg18")))]
+    #[cfg(not(any(feature = "pg17", feature = "pg18", feature = "pg19")))]
     {
         builtin(wait)
     }

@@ -153,7 +153,7 @@ fn call(
 /// A connection per call, closed after it: claims are rare (a few dozen per
 /// import), and a connection kept by every session that ever imported would
 /// fill the registry's max_connections, and then nodes could not renew or
-/// acquire their leases (live IDs stop). Found by helper-16's review.
+/// acquire their leases (live IDs stop).
 fn try_call(
     columns: &str,
     function: &str,

@@ -1,4 +1,4 @@
-//! The logical peers `snowflake_cluster_check()` looks at (issue 33): the
+//! The logical peers `snowflake_cluster_check()` looks at: the
 //! publisher of each subscription of the current database, native
 //! (`pg_subscription`) and pglogical's (`pglogical.subscription`), asked
 //! over libpq for its `snowflake_id_status` the way the check asks a Citus
@@ -52,7 +52,8 @@ const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 
 /// sql/cluster.sql, whose `snowflake_cluster_check()` asks each Citus node
 /// the same two questions this module asks each publisher: its texts are
-/// the one place they are written (issue 42), read from it here.
+/// the one place they are written, read from it here, so that the two
+/// cannot drift apart.
 const CLUSTER_SQL: &str = include_str!("../../sql/cluster.sql");
 
 /// The text of the PL/pgSQL variable `name` in sql/cluster.sql: what
@@ -123,7 +124,7 @@ pub fn peers() -> Vec<Peer> {
     // takes their time. Within each, a different one first at each call
     // (the second of the clock): two dead publishers asked first every time
     // would spend the budget at every round, and the others would never be
-    // checked (helper-22's review). The check sorts its rows by node.
+    // checked. The check sorts its rows by node.
     found.sort_by(|a, b| (!a.enabled, &a.node).cmp(&(!b.enabled, &b.node)));
     let enabled = found.iter().filter(|f| f.enabled).count();
     let turn = usize::try_from(crate::pg::clock::now_unix_ms() / 1000).unwrap_or(0);
@@ -182,8 +183,18 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
     // SAFETY: this backend's database.
     let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
     let conninfo = if caller_is_superuser { "s.subconninfo" } else { "NULL::pg_catalog.text" };
+    // Since 19 a subscription may connect through a foreign server (CREATE
+    // SUBSCRIPTION ... SERVER): no connection string of its own, and the one
+    // its user mapping makes is built by the foreign data wrapper's C code,
+    // which SQL cannot call. Its name says why such a publisher is not asked.
+    #[cfg(feature = "pg19")]
+    let server = "(SELECT f.srvname::pg_catalog.text FROM pg_catalog.pg_foreign_server f
+                    WHERE f.oid OPERATOR(pg_catalog.=) s.subserver)";
+    #[cfg(not(feature = "pg19"))]
+    let server = "NULL::pg_catalog.text";
     let sql = format!(
-        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper, s.subenabled
+        "SELECT s.subname::pg_catalog.text, {conninfo}, r.rolname::pg_catalog.text, r.rolsuper, s.subenabled,
+                {server}
            FROM pg_catalog.pg_subscription s
            JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) s.subowner
           WHERE s.subdbid OPERATOR(pg_catalog.=) '{db}'::pg_catalog.oid
@@ -198,6 +209,7 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
         let owner: String = row.get(3).ok().flatten().unwrap_or_default();
         let owner_is_superuser: bool = row.get(4).ok().flatten().unwrap_or(false);
         let enabled: bool = row.get(5).ok().flatten().unwrap_or(true);
+        let server: Option<String> = row.get(6).ok().flatten();
         let node = format!("publisher of subscription {}", quoted(&name));
         let target = if !caller_is_superuser {
             Err(NOT_SUPERUSER_CALLER.to_string())
@@ -208,7 +220,13 @@ fn native(client: &pgrx::spi::SpiClient<'_>, caller_is_superuser: bool) -> Vec<F
                 quoted(&owner)
             ))
         } else {
-            conninfo.ok_or_else(|| "not checked: no connection string".to_string())
+            conninfo.ok_or_else(|| match server {
+                Some(server) => format!(
+                    "not checked: connects through foreign server {} (check that publisher's worker id by hand)",
+                    quoted(&server)
+                ),
+                None => "not checked: no connection string".to_string(),
+            })
         };
         Some(Found { node, target, enabled })
     })

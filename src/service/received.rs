@@ -99,7 +99,11 @@ fn source() -> String {
     // missing_ok only reads the catalog (we are in a transaction: a trigger).
     unsafe {
         let mut parts = vec![];
+        #[cfg(not(feature = "pg19"))]
         let origin = pg_sys::replorigin_session_origin;
+        // 19 keeps the origin of the transaction being applied in a struct.
+        #[cfg(feature = "pg19")]
+        let origin = pg_sys::replorigin_xact_state.origin;
         if origin != 0 {
             let mut name: *mut std::ffi::c_char = std::ptr::null_mut();
             if pg_sys::replorigin_by_oid(origin, true, &mut name) && !name.is_null() {

@@ -11,13 +11,13 @@
 //! resolves to whichever overload matches best, and an all-`text` one that
 //! role planted matches better than the registry's: it ran with the node's
 //! rights, read its holder token and answered a ceiling ten years ahead
-//! (issue 32: 882,727 duplicates of 900,000). Named and typed, a call can
-//! only reach the extension's own function; but one more function of that
-//! name with a defaulted or variadic argument still makes the call "not
-//! unique" (issue 40), so since 0.7.0 the calls go to the registry's schema
-//! `snowflake_id_internal`, where no other role can create, and look-alikes
-//! beside the registry's functions are named in a WARNING, never a reason
-//! to stop renewing.
+//! (before 0.5.0: 882,727 duplicates of 900,000 in a test of the
+//! attack). Named and typed, a call can only reach the extension's own
+//! function; but one more function of that name with a defaulted or
+//! variadic argument still makes the call "not unique", so since 0.7.0
+//! the calls go to the registry's schema `snowflake_id_internal`, where no
+//! other role can create, and look-alikes beside the registry's functions
+//! are named in a WARNING, never a reason to stop renewing.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -213,8 +213,8 @@ fn find_intruders(connection: &mut Connection, timeout: Duration, keep_going: Ke
 
 /// Names another role chose, as they go into a WARNING the node's log and
 /// its clients see: a control character (a newline above all) is written
-/// escaped, so that a name cannot forge a line of the log (the second review
-/// of issue 40, F4; logical peers' names are escaped the same way).
+/// escaped, so that a name cannot forge a line of the log (logical peers'
+/// names are escaped the same way).
 fn printable(names: &str) -> String {
     names.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }

@@ -5,7 +5,6 @@
 //! rare: a few dozen per import), and the live generator must not wait on
 //! them.
 
-use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgLwLock};
 use snowflake_id_core::history::{Interval, LevelMap};
 use snowflake_id_core::StoredLayout;

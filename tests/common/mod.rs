@@ -27,6 +27,14 @@ use postgres::{Client, NoTls};
 pub mod soak;
 pub mod waits;
 
+/// What every logical replication node needs, on top of the preload.
+pub const LOGICAL: &[&str] = &["wal_level = logical", "max_replication_slots = 10", "max_wal_senders = 10"];
+
+/// A connection string to `node`'s postgres database, for a subscription.
+pub fn conninfo(node: &Cluster) -> String {
+    format!("host={} port={} dbname=postgres user=postgres", node.socket_dir().display(), node.port)
+}
+
 /// The bin directory of Debian's PostgreSQL 15, used when `SNOWFLAKE_PG_BIN` is not set.
 pub const DEFAULT_BIN: &str = "/usr/lib/postgresql/15/bin";
 pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
@@ -667,8 +675,9 @@ pub fn ids(client: &mut Client, sql: &str) -> Vec<i64> {
     client.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {}", describe(&e))).iter().map(|r| r.get(0)).collect()
 }
 
-/// Draws `n` IDs in one statement on `client`, in the order they were made.
-pub fn draw(client: &mut Client, n: i64) -> Vec<i64> {
+/// Draws `n` IDs in one statement on `client`, in the order they were made
+/// (not sorted: tests of order read this order).
+pub fn draw_in_order(client: &mut Client, n: i64) -> Vec<i64> {
     client
         .query("SELECT snowflake_nextval() FROM generate_series(1, $1::bigint)", &[&n])
         .expect("draw")

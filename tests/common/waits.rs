@@ -7,6 +7,15 @@ use std::time::{Duration, Instant};
 
 use super::{describe, pg_major, Cluster};
 
+/// Polls `ok` every 100 ms until it holds; fails naming `what` after `limit`.
+pub fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// `(wait_event_type, wait_event)` of a wait: the custom event on 17 and
 /// later, PostgreSQL's own event that means the same on 15 and 16.
 pub fn expected_event(custom: &str, before_17: (&str, &str)) -> (String, String) {

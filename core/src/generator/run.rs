@@ -322,7 +322,8 @@ mod tests {
 mod try_issue_from_any_state {
     //! `try_issue` over arbitrary states, not only those a sequence of
     //! operations reaches, near the layout's end too, checked against `next`
-    //! and against each rule directly (helper-19's review of issue 35).
+    //! and against each rule directly: a state no sequence reaches yet is one
+    //! a later change of the operations may reach.
     use super::super::{Counters, GeneratorState, Policy};
     use super::tests::try_issue_is_next_or_nothing;
     use crate::{history, Layout};

@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(run(&lost_file, Rule::Kept), Ok(()));
         assert!(run(&lost_file, Rule::EarlierOnly).is_err());
         // A file restored from a backup older than the lease's last claim
-        // (helper-16's review of 0e4f5bc): the file is this worker id's own,
+        // (it once gave a repeated ID): the file is this worker id's own,
         // but not all of the lease's claims are in it.
         let restored =
             [Acquire(0, 0), claim(0), Raise(0), Backup(0), claim(0), Raise(0), RestoreBackup(0), claim(0), Raise(0)];

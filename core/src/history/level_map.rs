@@ -144,8 +144,8 @@ impl LevelMap {
     /// from `L` by what fits, not from the highest level of the span, so a
     /// busy millisecond inside a long span does not make the rest of the
     /// span as busy (a claim at the span's highest level plus one made weeks
-    /// full around one busy instant, and later rows spilled weeks late:
-    /// helper-12's review of the write-ahead). `fill` says which
+    /// full around one busy instant, and later rows spilled weeks late
+    /// under the first write-ahead). `fill` says which
     /// milliseconds may lose their last free slot to this claim: the claim
     /// of a row's own millisecond ([`Fill::Only`]) or of a dense run
     /// ([`Fill::Any`]) may; time claimed ahead of rows ([`Fill::None`])

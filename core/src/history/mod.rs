@@ -17,7 +17,7 @@
 //! raises levels, so the map stays small and is still safe. State per
 //! millisecond is never kept.
 //!
-//! Design and trade-offs: docs/design/past-instants.md.
+//! What users see, and the trade-offs: docs/past-instants.md.
 
 mod leased;
 mod level_map;

@@ -111,8 +111,7 @@ impl Round {
     /// A new statement of the session: its claims are the short ones again
     /// until it has issued many rows itself. A pooled connection that
     /// issued a thousand rows over days would otherwise claim spans of up to
-    /// 50 days at its next row, raising the level of all of them by one
-    /// (helper-18's review of 2004e17).
+    /// 50 days at its next row, raising the level of all of them by one.
     pub fn new_statement(&mut self) {
         self.issued = 0;
         self.claims = 0;
@@ -536,7 +535,7 @@ mod tests {
         );
     }
 
-    /// helper-12's reproduction of the backed-out write-ahead: a busy
+    /// The case that made the first write-ahead be backed out: a busy
     /// instant (255 of 256 slots used by an earlier session) inside the
     /// span of a sparse import in random order over 600 days. A claim over
     /// the span at its highest level plus one made weeks around the busy

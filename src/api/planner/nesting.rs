@@ -19,7 +19,7 @@ static mut SWAPPED_IN_PLANNING: bool = false;
 /// subtransaction it began in. [`end`] puts its caller's flag back when it
 /// returns; an ERROR in a nested planning longjmps past that, and a plpgsql
 /// EXCEPTION block can catch it while the outer query is still being
-/// planned, which then lost its indexes and pruning (helper-16's review).
+/// planned, which then lost its indexes and pruning.
 /// The subtransaction's abort puts the flag back instead ([`subxact_ended`]).
 /// A fixed array: nothing here may allocate or drop (see the hook's doc);
 /// plannings nested deeper are not tracked (their abort leaves the flag as

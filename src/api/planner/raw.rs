@@ -1,8 +1,9 @@
 //! The PostgreSQL functions the planner hook calls, declared here without
 //! pgrx's guard (see the hook's doc in `api/planner.rs`): an ERROR in any of
 //! them unwinds by longjmp through our frames exactly as through C.
-//! Signatures as in the headers of 15 to 18; since 16 the walkers are
-//! macros over `*_impl` functions. A room of its own so that every other
+//! Signatures as in the headers of 15 to 19; since 16 the walkers are
+//! macros over `*_impl` functions, and since 19 the planner takes the
+//! EXPLAIN state being built, if any. A room of its own so that every other
 //! room of the hook calls PostgreSQL through these and nothing else.
 
 use std::ffi::{c_char, c_int, c_void};
@@ -21,6 +22,7 @@ extern "C-unwind" {
         query_string: *const c_char,
         cursor_options: c_int,
         bound_params: ParamListInfo,
+        #[cfg(feature = "pg19")] es: *mut pgrx::pg_sys::ExplainState,
     ) -> *mut PlannedStmt;
     #[cfg_attr(not(feature = "pg15"), link_name = "expression_tree_walker_impl")]
     pub fn expression_tree_walker(node: *mut Node, walker: Walker, context: *mut c_void) -> bool;

@@ -2,8 +2,9 @@
 //! expression selects a field of `snowflake_decode`, restated for a query
 //! that had a decoder swapped so that the planner still matches them
 //! (index scans, partition pruning). PostgreSQL's `get_relation_info_hook`
-//! lives here; it does something only when `nesting.rs` says the query
-//! being planned had a swap.
+//! (`build_simple_rel_hook` since 19, which replaced it and runs after the
+//! same catalog reads) lives here; it does something only when `nesting.rs`
+//! says the query being planned had a swap.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -15,12 +16,23 @@ use super::nesting;
 use super::raw;
 use super::walk::{cells, queue, Todo};
 
+#[cfg(not(feature = "pg19"))]
 static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
+#[cfg(feature = "pg19")]
+static mut PREV_SIMPLE_REL: pg_sys::build_simple_rel_hook_type = None;
 
 /// Installs [`relation_info`]; called once per process from the hook's `install`.
 pub(super) unsafe fn install() {
-    PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
-    pg_sys::get_relation_info_hook = Some(relation_info);
+    #[cfg(not(feature = "pg19"))]
+    {
+        PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
+        pg_sys::get_relation_info_hook = Some(relation_info);
+    }
+    #[cfg(feature = "pg19")]
+    {
+        PREV_SIMPLE_REL = pg_sys::build_simple_rel_hook;
+        pg_sys::build_simple_rel_hook = Some(simple_rel);
+    }
 }
 
 // Indexes and partition keys. The planner matches a query's expressions
@@ -39,6 +51,7 @@ pub(super) unsafe fn install() {
 
 /// PostgreSQL's `get_relation_info_hook`, called for each table of a query
 /// as the planner opens it. Written as the planner hook is (see the hook's doc in `api/planner.rs`).
+#[cfg(not(feature = "pg19"))]
 unsafe extern "C-unwind" fn relation_info(
     root: *mut pg_sys::PlannerInfo,
     relation: pg_sys::Oid,
@@ -48,6 +61,29 @@ unsafe extern "C-unwind" fn relation_info(
     if let Some(prev) = PREV_RELATION_INFO {
         prev(root, relation, inhparent, rel);
     }
+    restate(rel, relation);
+}
+
+/// PostgreSQL 19's `build_simple_rel_hook`, called for each relation of a
+/// query once the planner has read its indexes and partition key from the
+/// catalog; only tables have stored expressions to restate.
+#[cfg(feature = "pg19")]
+unsafe extern "C-unwind" fn simple_rel(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    if let Some(prev) = PREV_SIMPLE_REL {
+        prev(root, rel, rte);
+    }
+    if !rte.is_null() && (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+        restate(rel, (*rte).relid);
+    }
+}
+
+/// The stored expressions of table `relation`'s indexes and partition key,
+/// restated in the planner's copy `rel` when the query had a swap.
+unsafe fn restate(rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Oid) {
     if !nesting::swapped_in_planning() || rel.is_null() {
         return;
     }
