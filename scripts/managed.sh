@@ -351,7 +351,8 @@ HEAD
         DROP SCHEMA snowflake_id_managed_previous CASCADE;
         DROP SCHEMA IF EXISTS snowflake_id_managed_lock_previous CASCADE;
         RAISE NOTICE 'snowflake_id: the managed edition in schema % is updated from % to $version', nsp, previous
-            USING DETAIL = 'The counter, the worker id and the layout are kept.';
+            USING DETAIL = 'The counter, the worker id and the layout are kept, and so are the privileges on them: where PUBLIC could draw (0.7.0), it still can.',
+                  HINT = 'To keep drawing to the roles that need it, revoke those privileges from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';
     ELSE
         EXECUTE pg_catalog.replace(script, '@snowflake_id_updating@', 'false');
     END IF;

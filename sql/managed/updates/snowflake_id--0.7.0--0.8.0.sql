@@ -1,7 +1,6 @@
 -- snowflake_id 0.7.0 -> 0.8.0, managed edition under pg_tle (ALTER EXTENSION
 -- snowflake_id UPDATE), the pg_tle counterpart of the plain script's update
--- in place (scripts/managed.sh, plain()). A DRAFT: scripts/managed.sh
--- registers it only once the version is 0.8.0 or later.
+-- in place (scripts/managed.sh, plain()).
 --
 -- 0.7.0 kept the counter, the generation and the offset with its internal
 -- functions in snowflake_id_managed, members of the extension (so DROP
@@ -20,6 +19,11 @@ CREATE SCHEMA IF NOT EXISTS snowflake_id_managed_state;
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_managed_state;
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_managed_state;
+-- 0.7.0 let every role draw (PUBLIC had USAGE on the schema and the
+-- counter, SELECT on the generation and the offset); the sequences keep
+-- those grants as they move, and the schema gets the same, so that the
+-- applications that drew before still draw after the update. A fresh 0.8.0
+-- install grants nothing: the NOTICE at the end says how to narrow it.
 GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
 ALTER SCHEMA snowflake_id_managed RENAME TO snowflake_id_managed_previous;
 ALTER SCHEMA snowflake_id_managed_lock RENAME TO snowflake_id_managed_lock_previous;
@@ -42,3 +46,9 @@ END
 $kept$;
 DROP SCHEMA snowflake_id_managed_previous CASCADE;
 DROP SCHEMA snowflake_id_managed_lock_previous CASCADE;
+DO $narrow$
+BEGIN
+    RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_managed_state)'
+        USING HINT = 'To keep drawing to the roles that need it, revoke them from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';
+END
+$narrow$;
