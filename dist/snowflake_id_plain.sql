@@ -396,40 +396,42 @@ DECLARE
     r record;
 BEGIN
     IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL THEN
+        -- No privilege for any other role: the inlined fast path runs as the
+        -- caller and reads the counter, the generation and the offset, and a
+        -- role that may name them may also queue a lock on them (stalling
+        -- every draw behind it) or burn the counter with nextval(). The
+        -- owner grants the roles that draw (docs/managed.md, "Drawing
+        -- roles"); what a takeover finds granted stays
+        -- (snowflake_managed_state_grants).
         CREATE SCHEMA snowflake_id_managed_state;
         PERFORM snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed_state'::pg_catalog.name);
-        -- The inlined fast path runs as the caller and names the counter, the
-        -- generation and the offset (docs/managed.md says how to keep this to
-        -- the roles that draw IDs).
-        GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter') IS NULL THEN
         -- Never altered after this (an ALTER SEQUENCE is transactional:
         -- rolled back, it would bring back values already issued): the end
         -- of the layout's timestamp bits is enforced by the raise and the
         -- paths that draw (54000). Starts never called: the first draw
-        -- raises it to the clock. USAGE for the fast path's nextval() and
-        -- currval() (a role can therefore burn values: docs/managed.md).
+        -- raises it to the clock. The roles that draw get USAGE, for the
+        -- fast path's nextval() and currval(), from the owner.
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
-        GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO PUBLIC;
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation') IS NULL THEN
         -- Even: no raise in progress. Each worker id change moves it to the
         -- next multiple of 2^40, which retires every fast path baked before.
-        -- SELECT only (which allows neither nextval() nor setval(): a role
-        -- that could bump it would break the seqlock).
+        -- The roles that draw get SELECT only (which allows neither
+        -- nextval() nor setval(): a role that could bump it would break the
+        -- seqlock).
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_generation FROM PUBLIC;
-        GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation TO PUBLIC;
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset') IS NULL THEN
-        -- See the reference below; the fast path reads it.
+        -- See the reference below; the fast path reads it (SELECT, for the
+        -- roles that draw).
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
-        GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_offset TO PUBLIC;
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout') IS NULL THEN
         -- The layout in force, which the counter counts in, as

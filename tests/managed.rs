@@ -30,6 +30,17 @@ fn managed_bin() -> Option<String> {
     }
 }
 
+/// What the owner runs to let `role` draw IDs (docs/managed.md, "Drawing
+/// roles"): no other role may name the counter's schema by default.
+fn grant_draw(role: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO {role};
+         GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO {role};
+         GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
+             snowflake_id_managed_state.snowflake_managed_offset TO {role};"
+    )
+}
+
 fn repo_file(path: &str) -> String {
     format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -80,6 +91,7 @@ impl Managed {
         m.register("app");
         let mut admin = m.admin();
         admin.batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(5);").expect("create");
+        admin.batch_execute(&grant_draw("app")).expect("grant app the drawing");
         m
     }
 
@@ -526,6 +538,10 @@ fn the_plain_script_installs_without_pg_tle() {
     let (code, _) = sqlstate_of(&mut app, "SELECT ids.snowflake_set_worker_id(3)");
     assert_eq!(code, "42501");
     admin.batch_execute("GRANT USAGE ON SCHEMA ids TO app").unwrap();
+    // The drawing itself is the owner's to grant (docs/managed.md).
+    let (code, _) = sqlstate_of(&mut app, "SELECT ids.snowflake_nextval()");
+    assert_eq!(code, "42501");
+    admin.batch_execute(&grant_draw("app")).unwrap();
     let more = ids(&mut app, "SELECT ids.snowflake_nextval() FROM generate_series(1, 10)");
     assert!(more[0] > got[499]);
 }
@@ -911,6 +927,9 @@ fn overloads_planted_in_the_extension_schema_never_run_as_the_owner() {
             "SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 10, 3); SELECT snowflake_set_worker_id(4)",
         )
         .unwrap();
+    for db in ["app", "plain"] {
+        m.as_user("admin", db).batch_execute(&grant_draw("app")).unwrap();
+    }
     let plants = "CREATE TABLE public.ran_as (who name);
          GRANT INSERT ON public.ran_as TO PUBLIC;
          CREATE FUNCTION public.snowflake_managed_raise(target bigint, take integer) RETURNS bigint
@@ -953,6 +972,7 @@ fn the_layout_changes_only_while_no_worker_id_is_set() {
     m.register("app");
     let mut admin = m.admin();
     admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    admin.batch_execute(&grant_draw("app")).unwrap();
     let mut eve = m.as_user("app", "app");
     one(&mut eve, "SELECT nextval('snowflake_id_managed_state.snowflake_managed_counter')");
     let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00.0005+00', 0, 22)");
@@ -1567,14 +1587,16 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
 
 /// A role that never draws IDs cannot name, and so cannot queue a lock on,
 /// what only the owner's functions read (the configuration, the worker id,
-/// the reference: an owner-only schema), nor, once the owner keeps the
-/// counter's schema to the roles that draw (docs/managed.md), what the
-/// inlined fast path reads. Before that (positive control) it can: parse
-/// analysis locks a relation before privileges are checked, and a queued
-/// lock request behind it stalled every draw.
+/// the reference: an owner-only schema), nor what the inlined fast path
+/// reads (the counter's schema), which only the roles the owner grants may
+/// use (docs/managed.md, "Drawing roles"); nor burn the counter by its OID.
+/// When PUBLIC had USAGE there it could: parse analysis locks a relation
+/// before privileges are checked, and a queued lock request behind it
+/// stalled every draw.
 #[test]
 fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     let Some(bin) = managed_bin() else { return };
+    // `app` is granted the drawing (Managed::installed); eve is not.
     let m = Managed::installed(&bin, &[]);
     m.cluster.sql("CREATE ROLE eve LOGIN");
     let mut admin = m.admin();
@@ -1587,16 +1609,9 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
         "snowflake_id_managed_state.snowflake_managed_generation",
         "snowflake_id_managed_state.snowflake_managed_offset",
     ];
-    for rel in fast {
-        eve.batch_execute(&format!("BEGIN; PREPARE p AS SELECT 1 FROM {rel}; ROLLBACK; DEALLOCATE p")).unwrap();
-    }
-    admin
-        .batch_execute(
-            "REVOKE USAGE ON SCHEMA snowflake_id_managed_state FROM PUBLIC;
-             GRANT USAGE ON SCHEMA snowflake_id_managed_state TO app;",
-        )
-        .unwrap();
-    let mut eve = m.as_user("eve", "app");
+    // By default no role but the owner may name what the fast path reads,
+    // so none can queue a lock on it (a PREPARE held open, then a CREATE
+    // RULE queued behind it, once stalled every draw).
     for rel in fast.iter().copied().chain([
         "snowflake_id_managed_lock.snowflake_managed_config",
         "snowflake_id_managed_lock.snowflake_managed_worker",
@@ -1607,29 +1622,37 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
         let (code, text) = sqlstate_of(&mut eve, &format!("PREPARE p AS SELECT 1 FROM {rel}"));
         assert_eq!(code, "42501", "{rel}: {text}");
     }
-    // The schema's USAGE alone leaves the counter's: by its OID, a role
-    // burns values without naming the schema. docs/managed.md revokes both.
+    let (code, text) = sqlstate_of(
+        &mut eve,
+        "CREATE RULE r AS ON INSERT TO snowflake_id_managed_state.snowflake_managed_counter DO INSTEAD NOTHING",
+    );
+    assert_eq!(code, "42501", "{text}");
+    // Nor burn the counter by its OID, which skips the schema's check.
     let counter =
         one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
     let burn = format!("SELECT nextval({counter}::oid::regclass)");
-    eve.batch_execute(&burn).expect("the positive control: the counter's USAGE is PUBLIC's");
-    admin
-        .batch_execute(
-            "REVOKE USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
-             REVOKE SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
-                 snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
-             GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO app;
-             GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
-                 snowflake_id_managed_state.snowflake_managed_offset TO app;",
-        )
-        .unwrap();
     let (code, text) = sqlstate_of(&mut eve, &burn);
+    assert_eq!(code, "42501", "{text}");
+    // A role the owner has not granted the drawing is refused by the fast
+    // path; the granted one draws.
+    let (code, text) = sqlstate_of(&mut eve, "SELECT snowflake_nextval()");
     assert_eq!(code, "42501", "{text}");
     let mut app = m.as_user("app", "app");
     let got = draw(&mut app, 1000);
     assert!(got.windows(2).all(|w| w[0] < w[1]) && got.iter().all(|id| worker_of(*id) == 5));
     let block = ids(&mut app, "SELECT * FROM snowflake_nextval_block(10)");
     assert!(block[0] > got[999]);
+    // The owner's grant (docs/managed.md) lets eve draw, and nothing more:
+    // the counter stays out of reach of setval().
+    admin.batch_execute(&grant_draw("eve")).unwrap();
+    let mut eve = m.as_user("eve", "app");
+    let more = draw(&mut eve, 10);
+    assert!(more[0] > block[9]);
+    let (code, text) = sqlstate_of(
+        &mut eve,
+        "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)",
+    );
+    assert_eq!(code, "42501", "{text}");
 }
 
 /// The seqlock, found every time: one session raises the counter a few
