@@ -2128,12 +2128,13 @@ fn a_reinstall_decodes_stored_ids_with_their_layout() {
     assert!(next > id && (next >> 14) & 255 == 200);
 }
 
-/// The draft pg_tle update path from 0.7.0 (sql/managed/updates), run as
-/// the next version would register it: a 0.7.0 install with IDs stored
-/// 30 s ahead of the clock updates with ALTER EXTENSION UPDATE, keeps its
-/// worker id and counter, and its counter now outlives DROP EXTENSION.
+/// The pg_tle update path from 0.7.0 (sql/managed/updates), as dist/
+/// registers it: a 0.7.0 install with IDs stored 30 s ahead of the clock
+/// updates with ALTER EXTENSION UPDATE, keeps its worker id, its counter and
+/// the drawing 0.7.0 gave every role, and its counter now outlives DROP
+/// EXTENSION.
 #[test]
-fn a_0_7_0_pg_tle_install_updates_by_the_draft_path() {
+fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     let Some(bin) = managed_bin() else { return };
     let m = Managed::bare(&bin, &[]);
     let work = tempfile::tempdir().unwrap();
@@ -2145,14 +2146,6 @@ fn a_0_7_0_pg_tle_install_updates_by_the_draft_path() {
     assert!(old.status.success(), "0.7.0's pg_tle script from git: {}", String::from_utf8_lossy(&old.stderr));
     let old_script = work.path().join("pg_tle-0.7.0.sql");
     std::fs::write(&old_script, &old.stdout).unwrap();
-    let out = work.path().join("dist");
-    let made = Command::new("bash")
-        .arg(repo_file("scripts/managed.sh"))
-        .env("SNOWFLAKE_MANAGED_VERSION", "0.8.0")
-        .env("SNOWFLAKE_MANAGED_OUT", &out)
-        .output()
-        .unwrap();
-    check("managed.sh for 0.8.0", made);
     let psql = |file: &std::path::Path| {
         let ran = Command::new(m.cluster.tool("psql"))
             .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
@@ -2174,7 +2167,7 @@ fn a_0_7_0_pg_tle_install_updates_by_the_draft_path() {
         )
         .unwrap();
     let max = one(&mut admin, "SELECT max(id) FROM t");
-    psql(&out.join("snowflake_id_pg_tle.sql"));
+    psql(std::path::Path::new(&repo_file("dist/snowflake_id_pg_tle.sql")));
     admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'").unwrap();
     let mut admin = m.admin();
     let version: String =
@@ -2185,6 +2178,9 @@ fn a_0_7_0_pg_tle_install_updates_by_the_draft_path() {
     let after = one(&mut admin, &format!("SELECT count(*) FROM t WHERE id > {max}"));
     assert_eq!(after, 100, "IDs after the update at or below the stored maximum");
     assert_eq!(worker_of(first), 5);
+    // An application 0.7.0 let draw (PUBLIC's grants) still draws.
+    let app = draw(&mut m.as_user("app", "app"), 10);
+    assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 5));
     let leftovers =
         one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous'");
     assert_eq!(leftovers, 0);
