@@ -830,6 +830,52 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_switch(worker_id integer,
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
+BEGIN
+    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_managed.snowflake_managed_switch_locked(worker_id, epoch, worker_bits, sequence_bits, false);
+END
+$body$;
+
+-- True when the counter's schema is in order for `epoch, worker_bits,
+-- sequence_bits` as it stands: the extension's owner's, with its four
+-- sequences of the owner's, not members of the extension, and the counter
+-- counting in that layout (or not yet in any). Changes nothing (no DDL):
+-- a draw by any role asks it, and DDL in that role's transaction would hold
+-- catalog rows the owner's calls need until it ends.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_ready(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+             WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name)
+           IS NOT DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c
+                                  WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+       AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+               AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                              'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+               AND c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char"
+               AND c.relowner OPERATOR(pg_catalog.=) (SELECT o.relowner FROM pg_catalog.pg_class o
+                                                       WHERE o.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+                                  AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                  AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")) OPERATOR(pg_catalog.=) 4
+       AND coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'))
+                        OPERATOR(pg_catalog.=)
+                    ((((pg_catalog.date_part('epoch', epoch) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1024)
+                        OPERATOR(pg_catalog.+) (worker_bits OPERATOR(pg_catalog.*) 32)) OPERATOR(pg_catalog.+) sequence_bits),
+                    true);
+
+-- The switch itself, under the raisers' lock. With only_unset it does
+-- nothing unless no worker id is in force (the first draw after a restore,
+-- which any role may make): a worker id the owner brought into force in the
+-- meantime is never replaced by the restored one.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_switch_locked(worker_id integer, epoch timestamptz, worker_bits integer,
+                                                                     sequence_bits integer, only_unset boolean) RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
 DECLARE
     counter regclass;
     generation regclass;
@@ -838,11 +884,13 @@ DECLARE
     target bigint;
     last bigint := snowflake_id_managed.snowflake_managed_last(worker_bits);
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
     counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
     generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
     BEGIN
         LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+            RAISE EXCEPTION USING ERRCODE = 'SFRAI';
+        END IF;
         IF pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
             PERFORM pg_catalog.nextval(generation);
         END IF;
@@ -868,8 +916,9 @@ $body$;
 
 -- The slow path: a draw that the inlined fast path could not keep (the
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
--- the refusals (standby, no worker id), and the first draw after a restore
--- (`unbaked`: the fast path is not yet built from the configuration).
+-- the refusals (standby, no worker id), and every draw after a restore
+-- until the owner sets the worker id (`unbaked`: the fast path is not yet
+-- built from the configuration).
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -888,18 +937,23 @@ BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
         PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
-    -- A configuration restored (pg_dump) into a new database: build the
-    -- fast path now, once. Only when it really is the unbaked one (any role
-    -- may call this with true), and without waiting: the session that holds
-    -- the row is baking it (or the owner is changing it).
-    -- Not in a transaction that set the worker id: that one comes into
-    -- force at its commit (snowflake_managed_config_commit), not before.
+    -- A configuration restored (pg_dump) into a new database, and no worker
+    -- id in force yet: bring the restored one into force (the sequences
+    -- only, under the raisers' lock, which goes at once). Any role may get
+    -- here, so nothing that outlasts the call: no row lock and no DDL (the
+    -- inlined fast path stays unbuilt, every draw takes this slow path,
+    -- until the owner's snowflake_set_worker_id builds it at its commit),
+    -- else a role holding its transaction open would stop the owner's
+    -- change of the copy's worker id. Not in a transaction that set the
+    -- worker id: that one comes into force at its commit
+    -- (snowflake_managed_config_commit), not before.
     IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
-       AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
-                             'snowflake_managed_draw(true)') > 0 THEN
-        PERFORM 1 FROM snowflake_id_managed_lock.snowflake_managed_config FOR UPDATE SKIP LOCKED;
-        IF FOUND THEN
-            PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
+       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) < 0 THEN
+        SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
+        IF FOUND AND cfg.worker_id IS NOT NULL
+           AND snowflake_id_managed.snowflake_managed_state_ready(cfg.epoch, cfg.worker_bits, cfg.sequence_bits) THEN
+            PERFORM snowflake_id_managed.snowflake_managed_switch_locked(cfg.worker_id, cfg.epoch, cfg.worker_bits,
+                                                                         cfg.sequence_bits, true);
         END IF;
     END IF;
     -- The counter's schema exists once a worker id was set.
@@ -942,8 +996,10 @@ BEGIN
 END
 $body$;
 
--- Before a worker id is set (and after a restore, until the first draw) the
--- fast path is this: every call takes the slow path, which refuses or bakes.
+-- Before a worker id is set (and after a restore, until the owner sets or
+-- confirms the worker id) the fast path is this: every call takes the slow
+-- path, which refuses, or brings the restored worker id into force and
+-- draws.
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
@@ -1000,7 +1056,8 @@ BEGIN
     IF NOT fast OR cfg.worker_id IS NULL THEN
         -- Until the owner sets a worker id, or after the configuration
         -- changed (a restore loads it before the counter's value), every
-        -- call takes the slow path, whose first draw bakes it.
+        -- call takes the slow path, until the commit of the owner's
+        -- snowflake_set_worker_id bakes it.
         CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
             LANGUAGE sql VOLATILE PARALLEL UNSAFE
             RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
@@ -1147,6 +1204,8 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
@@ -1187,8 +1246,9 @@ $body$;
 
 -- Bakes the decoders' layout functions again whenever the configuration
 -- changes, including when pg_restore loads it into a new database, and
--- leaves the fast path to the first draw's bake (a restore loads the
--- counter's value after the configuration).
+-- leaves the fast path unbuilt (a restore loads the counter's value after
+-- the configuration; the first draw brings the restored worker id into
+-- force, and the owner's snowflake_set_worker_id builds the fast path).
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -3018,6 +3078,52 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_switch(worker_
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
+BEGIN
+    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_managed.snowflake_managed_switch_locked(worker_id, epoch, worker_bits, sequence_bits, false);
+END
+$body$;
+
+-- True when the counter's schema is in order for `epoch, worker_bits,
+-- sequence_bits` as it stands: the extension's owner's, with its four
+-- sequences of the owner's, not members of the extension, and the counter
+-- counting in that layout (or not yet in any). Changes nothing (no DDL):
+-- a draw by any role asks it, and DDL in that role's transaction would hold
+-- catalog rows the owner's calls need until it ends.
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_state_ready(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+             WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name)
+           IS NOT DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c
+                                  WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+       AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+               AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                              'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+               AND c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char"
+               AND c.relowner OPERATOR(pg_catalog.=) (SELECT o.relowner FROM pg_catalog.pg_class o
+                                                       WHERE o.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+                                  AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                  AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")) OPERATOR(pg_catalog.=) 4
+       AND coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'))
+                        OPERATOR(pg_catalog.=)
+                    ((((pg_catalog.date_part('epoch', epoch) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1024)
+                        OPERATOR(pg_catalog.+) (worker_bits OPERATOR(pg_catalog.*) 32)) OPERATOR(pg_catalog.+) sequence_bits),
+                    true);
+
+-- The switch itself, under the raisers' lock. With only_unset it does
+-- nothing unless no worker id is in force (the first draw after a restore,
+-- which any role may make): a worker id the owner brought into force in the
+-- meantime is never replaced by the restored one.
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_switch_locked(worker_id integer, epoch timestamptz, worker_bits integer,
+                                                                     sequence_bits integer, only_unset boolean) RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
 DECLARE
     counter regclass;
     generation regclass;
@@ -3026,11 +3132,13 @@ DECLARE
     target bigint;
     last bigint := snowflake_id_managed.snowflake_managed_last(worker_bits);
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
     counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
     generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
     BEGIN
         LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+            RAISE EXCEPTION USING ERRCODE = 'SFRAI';
+        END IF;
         IF pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
             PERFORM pg_catalog.nextval(generation);
         END IF;
@@ -3056,8 +3164,9 @@ $body$;
 
 -- The slow path: a draw that the inlined fast path could not keep (the
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
--- the refusals (standby, no worker id), and the first draw after a restore
--- (`unbaked`: the fast path is not yet built from the configuration).
+-- the refusals (standby, no worker id), and every draw after a restore
+-- until the owner sets the worker id (`unbaked`: the fast path is not yet
+-- built from the configuration).
 CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -3076,18 +3185,23 @@ BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
         PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
-    -- A configuration restored (pg_dump) into a new database: build the
-    -- fast path now, once. Only when it really is the unbaked one (any role
-    -- may call this with true), and without waiting: the session that holds
-    -- the row is baking it (or the owner is changing it).
-    -- Not in a transaction that set the worker id: that one comes into
-    -- force at its commit (snowflake_managed_config_commit), not before.
+    -- A configuration restored (pg_dump) into a new database, and no worker
+    -- id in force yet: bring the restored one into force (the sequences
+    -- only, under the raisers' lock, which goes at once). Any role may get
+    -- here, so nothing that outlasts the call: no row lock and no DDL (the
+    -- inlined fast path stays unbuilt, every draw takes this slow path,
+    -- until the owner's snowflake_set_worker_id builds it at its commit),
+    -- else a role holding its transaction open would stop the owner's
+    -- change of the copy's worker id. Not in a transaction that set the
+    -- worker id: that one comes into force at its commit
+    -- (snowflake_managed_config_commit), not before.
     IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
-       AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
-                             'snowflake_managed_draw(true)') > 0 THEN
-        PERFORM 1 FROM snowflake_id_managed_lock.snowflake_managed_config FOR UPDATE SKIP LOCKED;
-        IF FOUND THEN
-            PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
+       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) < 0 THEN
+        SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
+        IF FOUND AND cfg.worker_id IS NOT NULL
+           AND snowflake_id_managed.snowflake_managed_state_ready(cfg.epoch, cfg.worker_bits, cfg.sequence_bits) THEN
+            PERFORM snowflake_id_managed.snowflake_managed_switch_locked(cfg.worker_id, cfg.epoch, cfg.worker_bits,
+                                                                         cfg.sequence_bits, true);
         END IF;
     END IF;
     -- The counter's schema exists once a worker id was set.
@@ -3130,8 +3244,10 @@ BEGIN
 END
 $body$;
 
--- Before a worker id is set (and after a restore, until the first draw) the
--- fast path is this: every call takes the slow path, which refuses or bakes.
+-- Before a worker id is set (and after a restore, until the owner sets or
+-- confirms the worker id) the fast path is this: every call takes the slow
+-- path, which refuses, or brings the restored worker id into force and
+-- draws.
 CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
@@ -3188,7 +3304,8 @@ BEGIN
     IF NOT fast OR cfg.worker_id IS NULL THEN
         -- Until the owner sets a worker id, or after the configuration
         -- changed (a restore loads it before the counter's value), every
-        -- call takes the slow path, whose first draw bakes it.
+        -- call takes the slow path, until the commit of the owner's
+        -- snowflake_set_worker_id bakes it.
         CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
             LANGUAGE sql VOLATILE PARALLEL UNSAFE
             RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
@@ -3335,6 +3452,8 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
@@ -3375,8 +3494,9 @@ $body$;
 
 -- Bakes the decoders' layout functions again whenever the configuration
 -- changes, including when pg_restore loads it into a new database, and
--- leaves the fast path to the first draw's bake (a restore loads the
--- counter's value after the configuration).
+-- leaves the fast path unbuilt (a restore loads the counter's value after
+-- the configuration; the first draw brings the restored worker id into
+-- force, and the owner's snowflake_set_worker_id builds the fast path).
 CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp

@@ -2196,3 +2196,75 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     let next = one(&mut admin, "SELECT snowflake_nextval()");
     assert!(next > max, "the counter did not outlive DROP EXTENSION: {next} <= {max}");
 }
+
+impl Managed {
+    /// pg_dump -Fc of `db`, as admin, into the socket directory.
+    fn dump(&self, db: &str) -> std::path::PathBuf {
+        let dump = self.cluster.socket_dir().join(format!("{db}.dump"));
+        check(
+            "pg_dump",
+            Command::new(self.cluster.tool("pg_dump"))
+                .args(["-Fc", "-h"])
+                .arg(self.cluster.socket_dir())
+                .args(["-p", &self.cluster.port.to_string(), "-U", "admin", "-d", db, "-f"])
+                .arg(&dump)
+                .output()
+                .unwrap(),
+        );
+        dump
+    }
+
+    /// pg_restore of `dump` into `db` (which has pg_tle), as admin; only
+    /// pg_tle's own schema and comment, already there, may be refused.
+    fn restore(&self, dump: &std::path::Path, db: &str) {
+        let out = Command::new(self.cluster.tool("pg_restore"))
+            .arg("-h")
+            .arg(self.cluster.socket_dir())
+            .args(["-p", &self.cluster.port.to_string(), "-U", "admin", "-d", db])
+            .arg(dump)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        for line in err.lines().filter(|l| l.starts_with("Command was:")) {
+            assert!(
+                line == "Command was: CREATE SCHEMA pgtle;" || line.starts_with("Command was: COMMENT ON EXTENSION pg_tle"),
+                "pg_restore: {err}"
+            );
+        }
+    }
+}
+
+/// After a restore any role may make the first draw (the fast path is not
+/// built yet, and the slow path is executable by PUBLIC). That draw, held
+/// in an open transaction, once held the configuration's row and so
+/// stopped the owner from giving the copy its own worker id until it
+/// ended. Now it takes only the raisers' lock, released at once: the
+/// owner's change goes through under a short lock_timeout while the other
+/// role's transaction stays open, and IDs drawn after it carry the new
+/// worker id above every ID before.
+#[test]
+fn a_draw_held_open_after_a_restore_never_blocks_the_owners_worker_id() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE ROLE eve LOGIN");
+    let mut admin = m.admin();
+    let before = draw(&mut admin, 100);
+    let dump = m.dump("app");
+    m.cluster.sql("CREATE DATABASE copy OWNER admin");
+    m.as_user("postgres", "copy").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    m.restore(&dump, "copy");
+    let mut eve = m.as_user("eve", "copy");
+    eve.batch_execute("BEGIN").unwrap();
+    let first = one(&mut eve, "SELECT snowflake_id_managed.snowflake_managed_draw(true)");
+    assert!(first > before[99], "the first draw after the restore is below the source's IDs");
+    let mut owner = m.as_user("admin", "copy");
+    owner
+        .batch_execute("SET lock_timeout = '3s'; SELECT snowflake_id_managed.snowflake_set_worker_id(11)")
+        .unwrap_or_else(|e| panic!("the owner's worker id waited on another role's draw: {}", common::describe(&e)));
+    let after = draw(&mut owner, 100);
+    assert!(after.iter().all(|id| worker_of(*id) == 11), "the new worker id is not in force");
+    assert!(after[0] > first, "an ID after the change is below one before it");
+    eve.batch_execute("COMMIT").unwrap();
+    let later = draw(&mut owner, 10);
+    assert!(later.iter().all(|id| worker_of(*id) == 11) && later[0] > after[99]);
+}

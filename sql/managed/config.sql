@@ -29,8 +29,9 @@ $body$;
 
 -- Bakes the decoders' layout functions again whenever the configuration
 -- changes, including when pg_restore loads it into a new database, and
--- leaves the fast path to the first draw's bake (a restore loads the
--- counter's value after the configuration).
+-- leaves the fast path unbuilt (a restore loads the counter's value after
+-- the configuration; the first draw brings the restored worker id into
+-- force, and the owner's snowflake_set_worker_id builds the fast path).
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
