@@ -345,9 +345,14 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
-    -- The database the worker id was set in (its oid): a restore into
-    -- another one shows in snowflake_id_status as a copy's.
+    -- The database the worker id was set in (its oid) and its cluster
+    -- (pg_control_system()'s system identifier, NULL where EXECUTE on it is
+    -- revoked): a restore into another database, or into a database of the
+    -- same oid in another cluster, shows in snowflake_id_status as a copy's.
+    -- A physical copy (a base backup, a snapshot restore, a clone) keeps
+    -- both and is not named.
     set_in oid,
+    set_on bigint,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
@@ -373,7 +378,20 @@ DECLARE
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_managed_lock.snowflake_managed_config;
+END
+$body$;
+
+-- This cluster's system identifier, or NULL where EXECUTE on
+-- pg_control_system() is revoked (some managed services do).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_system_id() RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    RETURN (SELECT s.system_identifier FROM pg_catalog.pg_control_system() s);
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN NULL;
 END
 $body$;
 
@@ -1205,7 +1223,7 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
-    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
@@ -1323,7 +1341,7 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
     SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE;
     IF NOT FOUND THEN
-        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
+        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
     END IF;
     IF worker_id < 0 OR worker_id >= (1 << cfg.worker_bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, cfg.worker_bits
@@ -1345,10 +1363,11 @@ BEGIN
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
     -- that the switch at commit brings the layout that is stored into force.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in)
+    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in, set_on)
         VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
-                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
-        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in
+                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
+                snowflake_id_managed.snowflake_managed_system_id())
+        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in, set_on = excluded.set_on
         WHERE c.epoch = excluded.epoch AND c.worker_bits = excluded.worker_bits AND c.sequence_bits = excluded.sequence_bits;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written = 0 THEN
@@ -2244,9 +2263,14 @@ BEGIN
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
         -- A restored dump (a copy) carries its source's worker id: two
         -- databases issuing with one collide, and nothing else notices.
+        -- The database's oid alone misses a restore into another cluster
+        -- whose database got the same oid (fresh clusters hand out the same
+        -- ones): the cluster's system identifier too, where both are known.
         WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
              IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+             OR (SELECT c.set_on FROM snowflake_id_managed_lock.snowflake_managed_config c)
+                OPERATOR(pg_catalog.<>) snowflake_id_managed.snowflake_managed_system_id()
             THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
         -- The worker id in force is not the configuration's (a change whose
@@ -2593,9 +2617,14 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
-    -- The database the worker id was set in (its oid): a restore into
-    -- another one shows in snowflake_id_status as a copy's.
+    -- The database the worker id was set in (its oid) and its cluster
+    -- (pg_control_system()'s system identifier, NULL where EXECUTE on it is
+    -- revoked): a restore into another database, or into a database of the
+    -- same oid in another cluster, shows in snowflake_id_status as a copy's.
+    -- A physical copy (a base backup, a snapshot restore, a clone) keeps
+    -- both and is not named.
     set_in oid,
+    set_on bigint,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
@@ -2621,7 +2650,20 @@ DECLARE
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_managed_lock.snowflake_managed_config;
+END
+$body$;
+
+-- This cluster's system identifier, or NULL where EXECUTE on
+-- pg_control_system() is revoked (some managed services do).
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_system_id() RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    RETURN (SELECT s.system_identifier FROM pg_catalog.pg_control_system() s);
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN NULL;
 END
 $body$;
 
@@ -3453,7 +3495,7 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
-    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
@@ -3571,7 +3613,7 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
     SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE;
     IF NOT FOUND THEN
-        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
+        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
     END IF;
     IF worker_id < 0 OR worker_id >= (1 << cfg.worker_bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, cfg.worker_bits
@@ -3593,10 +3635,11 @@ BEGIN
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
     -- that the switch at commit brings the layout that is stored into force.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in)
+    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in, set_on)
         VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
-                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
-        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in
+                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
+                snowflake_id_managed.snowflake_managed_system_id())
+        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in, set_on = excluded.set_on
         WHERE c.epoch = excluded.epoch AND c.worker_bits = excluded.worker_bits AND c.sequence_bits = excluded.sequence_bits;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written = 0 THEN
@@ -4492,9 +4535,14 @@ BEGIN
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
         -- A restored dump (a copy) carries its source's worker id: two
         -- databases issuing with one collide, and nothing else notices.
+        -- The database's oid alone misses a restore into another cluster
+        -- whose database got the same oid (fresh clusters hand out the same
+        -- ones): the cluster's system identifier too, where both are known.
         WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
              IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+             OR (SELECT c.set_on FROM snowflake_id_managed_lock.snowflake_managed_config c)
+                OPERATOR(pg_catalog.<>) snowflake_id_managed.snowflake_managed_system_id()
             THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
         -- The worker id in force is not the configuration's (a change whose

@@ -2234,6 +2234,37 @@ impl Managed {
     }
 }
 
+/// A restore into another cluster whose database has the same oid (fresh
+/// clusters hand out the same ones, and CREATE DATABASE ... OID keeps it)
+/// is a copy too: the configuration records the cluster's system identifier
+/// beside the database's oid, and status names the copy until the owner
+/// sets (or confirms) its worker id. With the oid alone it was not named.
+#[test]
+fn a_copy_in_another_cluster_with_the_same_database_oid_is_named() {
+    let Some(bin) = managed_bin() else { return };
+    let source = Managed::installed(&bin, &[]);
+    let mut admin = source.admin();
+    draw(&mut admin, 100);
+    let oid = one(&mut admin, "SELECT oid::bigint FROM pg_database WHERE datname = 'app'");
+    let dump = source.dump("app");
+    let target = Managed::bare(&bin, &[]);
+    target.cluster.sql("DROP DATABASE app");
+    target.cluster.sql(&format!("CREATE DATABASE app OWNER admin OID = {oid}"));
+    target.as_user("postgres", "app").batch_execute("CREATE EXTENSION pg_tle").unwrap();
+    target.restore(&dump, "app");
+    let mut copy = target.admin();
+    assert_eq!(one(&mut copy, "SELECT oid::bigint FROM pg_database WHERE datname = 'app'"), oid);
+    let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(
+        problem.clone().unwrap_or_default().contains("set in another database"),
+        "a copy in another cluster with the same database oid is not named: {problem:?}"
+    );
+    copy.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert_eq!(problem, None);
+    assert!(draw(&mut copy, 10).iter().all(|id| worker_of(*id) == 6));
+}
+
 /// After a restore any role may make the first draw (the fast path is not
 /// built yet, and the slow path is executable by PUBLIC). That draw, held
 /// in an open transaction, once held the configuration's row and so

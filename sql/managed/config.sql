@@ -106,7 +106,7 @@ BEGIN
     PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
     SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE;
     IF NOT FOUND THEN
-        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
+        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
     END IF;
     IF worker_id < 0 OR worker_id >= (1 << cfg.worker_bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, cfg.worker_bits
@@ -128,10 +128,11 @@ BEGIN
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
     -- that the switch at commit brings the layout that is stored into force.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in)
+    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in, set_on)
         VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
-                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
-        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in
+                (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
+                snowflake_id_managed.snowflake_managed_system_id())
+        ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in, set_on = excluded.set_on
         WHERE c.epoch = excluded.epoch AND c.worker_bits = excluded.worker_bits AND c.sequence_bits = excluded.sequence_bits;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written = 0 THEN

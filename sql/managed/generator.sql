@@ -129,9 +129,14 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
-    -- The database the worker id was set in (its oid): a restore into
-    -- another one shows in snowflake_id_status as a copy's.
+    -- The database the worker id was set in (its oid) and its cluster
+    -- (pg_control_system()'s system identifier, NULL where EXECUTE on it is
+    -- revoked): a restore into another database, or into a database of the
+    -- same oid in another cluster, shows in snowflake_id_status as a copy's.
+    -- A physical copy (a base backup, a snapshot restore, a clone) keeps
+    -- both and is not named.
     set_in oid,
+    set_on bigint,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
@@ -157,7 +162,20 @@ DECLARE
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_managed_lock.snowflake_managed_config;
+END
+$body$;
+
+-- This cluster's system identifier, or NULL where EXECUTE on
+-- pg_control_system() is revoked (some managed services do).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_system_id() RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    RETURN (SELECT s.system_identifier FROM pg_catalog.pg_control_system() s);
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN NULL;
 END
 $body$;
 
@@ -989,7 +1007,7 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- fast path calls it as the caller) and snowflake_managed_block.
 REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
     snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
-    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),

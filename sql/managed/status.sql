@@ -50,9 +50,14 @@ BEGIN
         WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
         -- A restored dump (a copy) carries its source's worker id: two
         -- databases issuing with one collide, and nothing else notices.
+        -- The database's oid alone misses a restore into another cluster
+        -- whose database got the same oid (fresh clusters hand out the same
+        -- ones): the cluster's system identifier too, where both are known.
         WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
              IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+             OR (SELECT c.set_on FROM snowflake_id_managed_lock.snowflake_managed_config c)
+                OPERATOR(pg_catalog.<>) snowflake_id_managed.snowflake_managed_system_id()
             THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
         -- The worker id in force is not the configuration's (a change whose
