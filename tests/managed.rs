@@ -333,7 +333,11 @@ fn many_sessions_never_repeat_and_each_increases() {
                 let mut got = Vec::new();
                 let hang_guard = Instant::now() + HANG_GUARD;
                 while drawn.load(Ordering::Relaxed) < target {
-                    assert!(Instant::now() < hang_guard, "{} IDs drawn in {HANG_GUARD:?}", drawn.load(Ordering::Relaxed));
+                    assert!(
+                        Instant::now() < hang_guard,
+                        "{} IDs drawn in {HANG_GUARD:?}",
+                        drawn.load(Ordering::Relaxed)
+                    );
                     // Single draws (one ms apart at most), and batches of them.
                     let before = got.len();
                     if i % 3 == 0 {
@@ -1667,10 +1671,8 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     let mut eve = m.as_user("eve", "app");
     let more = draw(&mut eve, 10);
     assert!(more[0] > block[9]);
-    let (code, text) = sqlstate_of(
-        &mut eve,
-        "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)",
-    );
+    let (code, text) =
+        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)");
     assert_eq!(code, "42501", "{text}");
 }
 
@@ -2251,7 +2253,8 @@ impl Managed {
         let err = String::from_utf8_lossy(&out.stderr);
         for line in err.lines().filter(|l| l.starts_with("Command was:")) {
             assert!(
-                line == "Command was: CREATE SCHEMA pgtle;" || line.starts_with("Command was: COMMENT ON EXTENSION pg_tle"),
+                line == "Command was: CREATE SCHEMA pgtle;"
+                    || line.starts_with("Command was: COMMENT ON EXTENSION pg_tle"),
                 "pg_restore: {err}"
             );
         }
