@@ -177,6 +177,41 @@ for f in "${parts[@]}" sql/managed/config_dump.sql "$updates"/*.sql; do
     fi
 done
 
+# The update scripts this version registers, one path a line: a path to a
+# version after this one is a draft for the next release, left out (the
+# version it leads to is not here).
+update_scripts() {
+    local u to base
+    for u in "$updates"/snowflake_id--*--*.sql; do
+        [ -f "$u" ] || continue
+        base=$(basename "$u" .sql)
+        to=${base##*--}
+        if [ "$(printf '%s\n%s\n' "$to" "$version" | sort -V | tail -1)" = "$version" ]; then
+            printf '%s\n' "$u"
+        fi
+    done
+}
+
+# An update script as pg_tle runs it. A line "-- @snowflake_id_install_in_place@"
+# stands for this version's install script made to run over an earlier
+# install, as the plain script's update does: functions and the view
+# replaced in place (the same identities: column defaults and views that use
+# them stay), the type kept.
+update_body() { # $1: sql/managed/updates/snowflake_id--FROM--TO.sql
+    local line
+    while IFS= read -r line || [ -n "$line" ]; do
+        if [ "$line" = '-- @snowflake_id_install_in_place@' ]; then
+            # sql/types.sql left out: the type is kept, and its guard
+            # (the native one) counts a composite type's pg_class row,
+            # which is no member, as in the way.
+            script tle | awk '/^-- ==== /{skip = ($0 == "-- ==== sql/types.sql ====")} !skip' |
+                sed -e 's/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /' -e 's/^CREATE VIEW /CREATE OR REPLACE VIEW /'
+        else
+            printf '%s\n' "$line"
+        fi
+    done <"$1"
+}
+
 tle() {
     cat <<HEAD
 -- snowflake_id $version, managed edition, for pg_tle (Trusted Language
@@ -208,17 +243,11 @@ BEGIN
 END
 \$register\$;
 TAIL
-    for u in "$updates"/snowflake_id--*--*.sql; do
-        [ -f "$u" ] || continue
+    for u in $(update_scripts); do
         base=$(basename "$u" .sql)
         from=${base#snowflake_id--}
         from=${from%%--*}
         to=${base##*--}
-        # A path to a version after this one is a draft for the next
-        # release: not registered (the version it leads to is not here).
-        if [ "$(printf '%s\n%s\n' "$to" "$version" | sort -V | tail -1)" != "$version" ]; then
-            continue
-        fi
         cat <<UPD
 DO \$update\$
 BEGIN
@@ -228,22 +257,7 @@ BEGIN
         PERFORM pgtle.install_update_path('snowflake_id', '$from', '$to',
 $tag_tle
 UPD
-        # A line "-- @snowflake_id_install_in_place@" in an update script
-        # stands for this version's install script made to run over an
-        # earlier install, as the plain script's update does: functions and
-        # the view replaced in place (the same identities: column defaults
-        # and views that use them stay), the type kept.
-        while IFS= read -r line || [ -n "$line" ]; do
-            if [ "$line" = '-- @snowflake_id_install_in_place@' ]; then
-                # sql/types.sql left out: the type is kept, and its guard
-                # (the native one) counts a composite type's pg_class row,
-                # which is no member, as in the way.
-                script tle | awk '/^-- ==== /{skip = ($0 == "-- ==== sql/types.sql ====")} !skip' |
-                    sed -e 's/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /' -e 's/^CREATE VIEW /CREATE OR REPLACE VIEW /'
-            else
-                printf '%s\n' "$line"
-            fi
-        done <"$u"
+        update_body "$u"
         cat <<UPD
 $tag_tle);
     END IF;
