@@ -23,12 +23,29 @@ BEGIN
     END IF;
 END
 $owner_managed$;
+DO $one_managed$
+DECLARE
+    names pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(e.extname), ', ' ORDER BY e.oid) INTO names
+      FROM pg_catalog.pg_extension e
+     WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1;
+    IF names IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the managed edition is in this database already'
+            USING ERRCODE = '42710',
+                  DETAIL = pg_catalog.format('Extensions %s are the same edition; one database holds one install of it.', names),
+                  HINT = 'Use the one there, or uninstall it first (docs/managed.md, "Reinstall, uninstall and update").';
+    END IF;
+END
+$one_managed$;
 DO $guard_managed$
 DECLARE
     functions pg_catalog.name[] := ARRAY['snowflake_advance_past','snowflake_decode','snowflake_decode_fields','snowflake_decode_rows','snowflake_from_base32','snowflake_from_base62','snowflake_from_timestamp','snowflake_id_span','snowflake_id_status','snowflake_managed_epoch','snowflake_managed_sequence_bits','snowflake_managed_worker_bits','snowflake_nextval','snowflake_nextval_array','snowflake_nextval_block','snowflake_sequence','snowflake_set_layout','snowflake_set_worker_id','snowflake_timestamp','snowflake_to_base32','snowflake_to_base62','snowflake_worker_id']::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY['snowflake_id_status','snowflake_parts']::pg_catalog.name[];
     ns pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
-    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name);
+    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+         AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid);
     -- The plain script over an earlier plain install: the owner's own
     -- objects of these names are that install's, replaced in place.
     updating pg_catalog.bool := false;
@@ -124,7 +141,8 @@ DECLARE
     clash record;
 BEGIN
     SELECT e.oid, e.extnamespace INTO ext, ns
-      FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name;
+      FROM pg_catalog.pg_extension e WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+         AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
     SELECT o.kind, o.what, o.owner INTO clash
       FROM (SELECT 'FUNCTION'::pg_catalog.text AS kind,
                    pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,
@@ -2388,12 +2406,29 @@ BEGIN
     END IF;
 END
 $owner_managed$;
+DO $one_managed$
+DECLARE
+    names pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(e.extname), ', ' ORDER BY e.oid) INTO names
+      FROM pg_catalog.pg_extension e
+     WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1;
+    IF names IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the managed edition is in this database already'
+            USING ERRCODE = '42710',
+                  DETAIL = pg_catalog.format('Extensions %s are the same edition; one database holds one install of it.', names),
+                  HINT = 'Use the one there, or uninstall it first (docs/managed.md, "Reinstall, uninstall and update").';
+    END IF;
+END
+$one_managed$;
 DO $guard_managed$
 DECLARE
     functions pg_catalog.name[] := ARRAY['snowflake_advance_past','snowflake_decode','snowflake_decode_fields','snowflake_decode_rows','snowflake_from_base32','snowflake_from_base62','snowflake_from_timestamp','snowflake_id_span','snowflake_id_status','snowflake_managed_epoch','snowflake_managed_sequence_bits','snowflake_managed_worker_bits','snowflake_nextval','snowflake_nextval_array','snowflake_nextval_block','snowflake_sequence','snowflake_set_layout','snowflake_set_worker_id','snowflake_timestamp','snowflake_to_base32','snowflake_to_base62','snowflake_worker_id']::pg_catalog.name[];
     relations pg_catalog.name[] := ARRAY['snowflake_id_status','snowflake_parts']::pg_catalog.name[];
     ns pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
-    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name);
+    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+         AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid);
     -- The plain script over an earlier plain install: the owner's own
     -- objects of these names are that install's, replaced in place.
     updating pg_catalog.bool := false;

@@ -123,7 +123,8 @@ DECLARE
     clash record;
 BEGIN
     SELECT e.oid, e.extnamespace INTO ext, ns
-      FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name;
+      FROM pg_catalog.pg_extension e WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id$'
+         AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
     SELECT o.kind, o.what, o.owner INTO clash
       FROM (SELECT 'FUNCTION'::pg_catalog.text AS kind,
                    pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,

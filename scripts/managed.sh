@@ -37,6 +37,20 @@ done
 # The names the install creates in the extension's schema, read from the
 # install script itself (not kept by hand), for the guard below: functions,
 # and relations and types (a relation's row type shares its name).
+# Which extension of pg_extension is the one being created or updated, for
+# the scripts that run inside CREATE/ALTER EXTENSION: the pg_tle script
+# registers it as snowflake_id, but database.dev's client registers a
+# package under the name its registry gives it, handle@snowflake_id (or
+# handle-snowflake_id before 2023-12). One database holds one install of the
+# edition (its internal schemas are unique), and the row is the one in the
+# schema being installed into.
+this_extension="e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id\$'
+         AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid"
+# sql/types.sql (the native edition's too) finds its extension by its one
+# name; the managed scripts find it by the rule above.
+types_lookup="e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name;"
+grep -qF "$types_lookup" sql/types.sql || { echo "managed.sh: sql/types.sql no longer finds its extension as this script expects" >&2; exit 1; }
+
 names_of() { # $1: FUNCTION or relation
     local kinds
     if [ "$1" = FUNCTION ]; then kinds='FUNCTION|AGGREGATE|PROCEDURE'; else kinds='VIEW|TABLE|SEQUENCE|TYPE|DOMAIN|MATERIALIZED VIEW'; fi
@@ -59,7 +73,7 @@ guard() {
     local ext updating=false
     [ "$1" = plain ] && updating=@snowflake_id_updating@
     if [ "$1" = tle ]; then
-        ext="(SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)"
+        ext="(SELECT e.oid FROM pg_catalog.pg_extension e WHERE $this_extension)"
     else
         ext="NULL::pg_catalog.oid"
     fi
@@ -83,6 +97,27 @@ BEGIN
 END
 $owner_managed$;
 OWNER
+        # The edition's extension under another name (the pg_tle script's
+        # and database.dev's package in one database) would be a second
+        # install over the same internal schemas: refused, naming it.
+        cat <<ONE
+DO \$one_managed\$
+DECLARE
+    names pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(e.extname), ', ' ORDER BY e.oid) INTO names
+      FROM pg_catalog.pg_extension e
+     WHERE e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id\$'
+    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1;
+    IF names IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: the managed edition is in this database already'
+            USING ERRCODE = '42710',
+                  DETAIL = pg_catalog.format('Extensions %s are the same edition; one database holds one install of it.', names),
+                  HINT = 'Use the one there, or uninstall it first (docs/managed.md, "Reinstall, uninstall and update").';
+    END IF;
+END
+\$one_managed\$;
+ONE
     fi
     cat <<GUARD
 DO \$guard_managed\$
@@ -156,9 +191,15 @@ script() { # $1: tle or plain
     printf -- '-- ==== the guard (scripts/managed.sh) ====\n'
     guard "$1"
     printf '\n'
+    local text
     for f in "${parts[@]}"; do
         printf -- '-- ==== %s ====\n' "$f"
-        sed "s/@snowflake_id_version@/$version/g" "$f"
+        if [ "$f" = sql/types.sql ]; then
+            text=$(sed "s/@snowflake_id_version@/$version/g" "$f")
+            printf '%s\n' "${text//"$types_lookup"/"$this_extension;"}"
+        else
+            sed "s/@snowflake_id_version@/$version/g" "$f"
+        fi
         printf '\n'
     done
     if [ "$1" = tle ]; then
