@@ -9,7 +9,7 @@
 //! `bash scripts/pg_tle_server.sh MAJOR`), the edition registered from
 //! dist/snowflake_id_pg_tle.sql by `admin`, a role that is not a superuser.
 //!
-//! Each source is put seconds ahead of the clock (`snowflake_advance_past`)
+//! Each source is put a minute ahead of the clock (`snowflake_advance_past`)
 //! before it stores its last rows, so that the clock cannot hide a missing
 //! step: each test first draws an ID on the receiving side without the
 //! documented step and sees it at or below a stored one, then takes the step
@@ -95,7 +95,8 @@ fn carry(from: &Cluster, to: &Cluster, file: &str) {
 }
 
 /// The rows a source stores: 1,000 at the clock, then 1,000 after
-/// `advance_past` (the call given) put its generator 5 s ahead of the clock.
+/// `advance_past` (the call given) put its generator 60 s ahead of the clock
+/// (more than a dump and restore take on a loaded machine).
 /// Returns the largest stored ID.
 fn store_rows_ahead(client: &mut Client, advance: &str) -> i64 {
     client
@@ -105,13 +106,15 @@ fn store_rows_ahead(client: &mut Client, advance: &str) -> i64 {
         )
         .unwrap();
     client
-        .batch_execute(&format!("SELECT {advance}(snowflake_from_timestamp(clock_timestamp() + interval '5 seconds'))"))
+        .batch_execute(&format!(
+            "SELECT {advance}(snowflake_from_timestamp(clock_timestamp() + interval '60 seconds'))"
+        ))
         .unwrap();
     client.batch_execute("INSERT INTO t (v) SELECT g FROM generate_series(1001, 2000) g").unwrap();
     let max = one(client, "SELECT max(id) FROM t");
     let now_ms = one(client, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
     assert!(
-        common::id_unix_ms(max) > now_ms + 3_000,
+        common::id_unix_ms(max) > now_ms + 50_000,
         "the source is not ahead of the clock: {} vs {now_ms}",
         common::id_unix_ms(max)
     );
