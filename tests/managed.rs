@@ -2326,3 +2326,214 @@ fn a_draw_held_open_after_a_restore_never_blocks_the_owners_worker_id() {
     let later = draw(&mut owner, 10);
     assert!(later.iter().all(|id| worker_of(*id) == 11) && later[0] > after[99]);
 }
+
+/// A package directory as dbdev reads it (cli/src/models.rs of
+/// supabase/dbdev): the control file's keys, the install scripts
+/// (`snowflake_id--V.sql`) and the update scripts (`snowflake_id--A--B.sql`).
+struct Package {
+    default_version: String,
+    comment: String,
+    requires: Vec<String>,
+    installs: Vec<(String, String)>,
+    updates: Vec<(String, String, String)>,
+}
+
+impl Package {
+    fn read(dir: &std::path::Path) -> Package {
+        let control = std::fs::read_to_string(dir.join("snowflake_id.control")).expect("the control file");
+        let key = |k: &str| {
+            control
+                .lines()
+                .filter(|l| !l.trim_start().starts_with('#'))
+                .filter_map(|l| l.split_once('='))
+                .find(|(name, _)| name.trim() == k)
+                .map(|(_, v)| v.trim().trim_matches('\'').to_string())
+        };
+        let mut p = Package {
+            default_version: key("default_version").expect("default_version"),
+            comment: key("comment").expect("comment"),
+            requires: key("requires").map(|r| r.split(',').map(|s| s.trim().to_string()).collect()).unwrap_or_default(),
+            installs: vec![],
+            updates: vec![],
+        };
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let Some(stem) = name.strip_suffix(".sql") else { continue };
+            let body = std::fs::read_to_string(&path).unwrap();
+            match stem.split("--").collect::<Vec<_>>()[..] {
+                ["snowflake_id", v] => p.installs.push((v.to_string(), body)),
+                ["snowflake_id", a, b] => p.updates.push((a.to_string(), b.to_string(), body)),
+                _ => panic!("{name}: not a file dbdev publishes"),
+            }
+        }
+        p
+    }
+
+    /// Registers the package under `name` as dbdev's client does
+    /// (dbdev.install): the first version with pgtle.install_extension,
+    /// further ones with install_extension_version_sql, each update path
+    /// not there yet with install_update_path, then the default version.
+    fn install(&self, client: &mut Client, name: &str) {
+        for (version, body) in &self.installs {
+            let known: bool = client
+                .query_one("SELECT EXISTS (SELECT FROM pgtle.available_extensions() WHERE name = $1)", &[&name])
+                .unwrap()
+                .get(0);
+            let have: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT FROM pgtle.available_extension_versions() WHERE name = $1 AND version = $2)",
+                    &[&name, version],
+                )
+                .unwrap()
+                .get(0);
+            let done = if !known {
+                client.execute(
+                    "SELECT pgtle.install_extension($1, $2, $3, $4, $5)",
+                    &[&name, version, &self.comment, body, &self.requires],
+                )
+            } else if !have {
+                client.execute("SELECT pgtle.install_extension_version_sql($1, $2, $3)", &[&name, version, body])
+            } else {
+                Ok(0)
+            };
+            done.unwrap_or_else(|e| panic!("install {name} {version}: {}", common::describe(&e)));
+        }
+        for (from, to, body) in &self.updates {
+            let have: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT FROM pgtle.extension_update_paths($1)
+                                     WHERE source = $2 AND target = $3 AND path IS NOT NULL)",
+                    &[&name, from, to],
+                )
+                .unwrap()
+                .get(0);
+            if !have {
+                client
+                    .execute("SELECT pgtle.install_update_path($1, $2, $3, $4)", &[&name, from, to, body])
+                    .unwrap_or_else(|e| panic!("update path {from} -> {to}: {}", common::describe(&e)));
+            }
+        }
+        client
+            .execute("SELECT pgtle.set_default_version($1, $2)", &[&name, &self.default_version])
+            .unwrap_or_else(|e| panic!("set_default_version: {}", common::describe(&e)));
+    }
+}
+
+/// dist/database.dev, the package for Supabase's database.dev, registered
+/// as dbdev registers a package: under the name its registry gives it
+/// (`handle@snowflake_id`) and under the control file's (`dbdev install
+/// --path`); created, configured and drawing IDs like the pg_tle script's.
+#[test]
+fn the_database_dev_package_installs_as_dbdev_installs_it() {
+    let Some(bin) = managed_bin() else { return };
+    let package = Package::read(std::path::Path::new(&repo_file("dist/database.dev")));
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(package.default_version, version);
+    assert_eq!(package.installs.len(), 1, "dbdev's CLI installs one install script per package");
+    assert!(std::path::Path::new(&repo_file("dist/database.dev/README.md")).exists());
+    for name in ["acme@snowflake_id", "snowflake_id"] {
+        let m = Managed::bare(&bin, &[]);
+        let mut admin = m.admin();
+        package.install(&mut admin, name);
+        // The guard knows the extension under either name: another role's
+        // look-alike stops the install, naming it.
+        admin.batch_execute("GRANT CREATE ON SCHEMA public TO app").unwrap();
+        m.as_user("app", "app")
+            .batch_execute(
+                "CREATE FUNCTION public.snowflake_set_layout(epoch text, worker_bits int, sequence_bits int)
+                 RETURNS void LANGUAGE sql AS 'SELECT'",
+            )
+            .unwrap();
+        let (code, text) = sqlstate_of(&mut admin, &format!("CREATE EXTENSION \"{name}\""));
+        assert_eq!(code, "42710", "{name}: {text}");
+        assert!(text.contains("snowflake_set_layout"), "{name}: {text}");
+        m.as_user("app", "app").batch_execute("DROP FUNCTION public.snowflake_set_layout(text, int, int)").unwrap();
+        admin
+            .batch_execute(&format!(
+                "CREATE EXTENSION \"{name}\" VERSION '{version}';
+                 SELECT snowflake_id_managed.snowflake_set_worker_id(5);"
+            ))
+            .unwrap_or_else(|e| panic!("{name}: {}", common::describe(&e)));
+        admin.batch_execute(&grant_draw("app")).unwrap();
+        let got = draw(&mut m.as_user("app", "app"), 1000);
+        assert_eq!(got.iter().collect::<HashSet<_>>().len(), 1000, "{name}");
+        assert!(got.iter().all(|id| worker_of(*id) == 5), "{name}");
+        let more = draw(&mut admin, 10);
+        assert!(more[0] > got[999], "{name}");
+        let default: String = admin
+            .query_one("SELECT default_version FROM pgtle.available_extensions() WHERE name = $1", &[&name])
+            .unwrap()
+            .get(0);
+        assert_eq!(default, version);
+        if name != "snowflake_id" {
+            // The pg_tle script's extension beside the package's: a second
+            // install of the edition in one database is refused, naming both.
+            m.register("app");
+            let e = common::sql_error(&mut admin, "CREATE EXTENSION snowflake_id");
+            assert_eq!(e.code, "42710", "{e:?}");
+            assert!(e.message.contains("in this database already"), "{e:?}");
+        }
+    }
+}
+
+/// 0.7.0 installed from its package (what scripts/managed.sh of 0.7.0
+/// would have written: the body of 0.7.0's pg_tle script), IDs stored 30 s
+/// ahead of the clock, then this version's package registered the same way
+/// and ALTER EXTENSION UPDATE through its update path: version, worker id
+/// and counter kept.
+#[test]
+fn the_database_dev_package_updates_0_7_0_through_its_update_path() {
+    let Some(bin) = managed_bin() else { return };
+    let version = env!("CARGO_PKG_VERSION");
+    let old = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", "dbddaf6:dist/snowflake_id_pg_tle.sql"])
+        .output()
+        .expect("git");
+    assert!(old.status.success(), "0.7.0's pg_tle script from git: {}", String::from_utf8_lossy(&old.stderr));
+    let old = String::from_utf8(old.stdout).unwrap();
+    let tag = "$snowflake_id_managed$";
+    let start = old.find(tag).expect("0.7.0's body") + tag.len();
+    let end = start + old[start..].find(tag).expect("the end of 0.7.0's body");
+    let old_package = Package {
+        default_version: "0.7.0".into(),
+        comment: "Snowflake IDs (managed edition: SQL and PL/pgSQL only)".into(),
+        requires: vec!["plpgsql".into()],
+        installs: vec![("0.7.0".into(), old[start..end].to_string())],
+        updates: vec![],
+    };
+    let package = Package::read(std::path::Path::new(&repo_file("dist/database.dev")));
+    assert!(
+        package.updates.iter().any(|(from, to, _)| from == "0.7.0" && to == version),
+        "no update script from 0.7.0 in dist/database.dev"
+    );
+    for name in ["acme@snowflake_id", "snowflake_id"] {
+        let m = Managed::bare(&bin, &[]);
+        let mut admin = m.admin();
+        old_package.install(&mut admin, name);
+        admin
+            .batch_execute(&format!(
+                "CREATE EXTENSION \"{name}\" VERSION '0.7.0';
+                 SELECT snowflake_set_worker_id(5);
+                 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int);
+                 SELECT snowflake_advance_past(snowflake_from_timestamp(clock_timestamp() + interval '30 seconds'));
+                 INSERT INTO t (x) SELECT g FROM generate_series(1, 1000) g;"
+            ))
+            .unwrap_or_else(|e| panic!("{name} 0.7.0: {}", common::describe(&e)));
+        let max = one(&mut admin, "SELECT max(id) FROM t");
+        package.install(&mut admin, name);
+        admin
+            .batch_execute(&format!("ALTER EXTENSION \"{name}\" UPDATE"))
+            .unwrap_or_else(|e| panic!("{name} update: {}", common::describe(&e)));
+        let mut admin = m.admin();
+        let now: String =
+            admin.query_one("SELECT extversion FROM pg_extension WHERE extname = $1", &[&name]).unwrap().get(0);
+        assert_eq!(now, version, "{name}");
+        admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1001, 1100) g").unwrap();
+        let new = ids(&mut admin, "SELECT id FROM t WHERE x > 1000 ORDER BY x");
+        assert!(new[0] > max, "{name}: after the update {} <= {max}", new[0]);
+        assert!(new.iter().all(|id| worker_of(*id) == 5), "{name}: the worker id");
+        let status: Option<i64> = admin.query_one("SELECT worker_id FROM snowflake_id_status", &[]).unwrap().get(0);
+        assert_eq!(status, Some(5), "{name}");
+    }
+}
