@@ -655,3 +655,26 @@ fn update_from_0_6_0_names_a_guard_look_alike_in_the_way_of_its_entry_points() {
     c.query("SELECT * FROM snowflake_id_internal.snowflake_logical_guard()", &[]).unwrap();
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
+
+/// 0.7.0 to 0.8.0 changes nothing in the native edition's SQL (0.8.0 is the
+/// managed edition's second pass), but a database at 0.7.0 still updates to
+/// the current version and ends with a fresh install's objects, its rows
+/// and its default untouched.
+#[test]
+fn update_from_0_7_0_reaches_the_current_version_and_matches_a_fresh_install() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 8"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.7.0';
+         CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);",
+    )
+    .unwrap();
+    let before = ids(&mut c, "INSERT INTO orders (item) SELECT 'tea' FROM generate_series(1, 100) RETURNING id");
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    let version: String =
+        c.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let after = ids(&mut c, "INSERT INTO orders (item) SELECT 'tea' FROM generate_series(1, 100) RETURNING id");
+    assert!(after[0] > *before.iter().max().unwrap(), "an ID after the update is below one before it");
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}

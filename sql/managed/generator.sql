@@ -49,85 +49,354 @@ BEGIN
     IF owner IS NOT NULL THEN
         RAISE EXCEPTION 'snowflake_id: schema % exists already (owner %)', found, owner
             USING ERRCODE = '42P06',
-                  DETAIL = 'The managed edition keeps its counter, configuration and internal functions in schemas snowflake_id_managed and snowflake_id_managed_lock, which it creates, so that only the extension''s owner can create objects there.',
+                  DETAIL = 'The managed edition keeps its configuration and internal functions in schemas snowflake_id_managed and snowflake_id_managed_lock, which it creates, so that only the extension''s owner can create objects there.',
                   HINT = 'Drop or rename that schema (or drop the managed edition installed before), then install again.';
+    END IF;
+    -- The counter's schema outlives an uninstall (see snowflake_managed_state_ensure);
+    -- an install takes it over only from the role that will own this one.
+    SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text INTO owner
+      FROM pg_catalog.pg_namespace n
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+       AND n.nspowner OPERATOR(pg_catalog.<>) (SELECT r.oid FROM pg_catalog.pg_roles r
+                                                 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
+    IF owner IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state exists already and belongs to role %', owner
+            USING ERRCODE = '42P06',
+                  DETAIL = 'The managed edition keeps its counter there, outside the install, so that an install after an uninstall continues above every ID issued before; it takes over only a schema of the role that installs it.',
+                  HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
     END IF;
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
+COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition @snowflake_id_version@: internal functions (docs/managed.md)';
 CREATE SCHEMA snowflake_id_managed_lock;
 -- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
 -- SCHEMAS granted as they were created: every grant but the owner's goes
 -- (then USAGE for everyone on the first; none on the second, below).
-DO $acl$
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_strip_schema(nsp pg_catalog.name) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
 DECLARE
     r record;
 BEGIN
     FOR r IN
-        SELECT DISTINCT n.nspname, a.grantee
+        SELECT DISTINCT a.grantee
           FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
-         WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_managed', 'snowflake_id_managed_lock']::pg_catalog.name[])
-           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+         WHERE n.nspname OPERATOR(pg_catalog.=) nsp AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
     LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA %I FROM %s', r.nspname,
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA %I FROM %s', nsp,
                                   CASE WHEN r.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
                                        ELSE r.grantee::pg_catalog.regrole::pg_catalog.text END);
     END LOOP;
 END
-$acl$;
--- USAGE only: the inlined fast path runs as the caller and names the counter,
--- the generation and the slow path there.
+$body$;
+SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed'::pg_catalog.name);
+SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed_lock'::pg_catalog.name);
+-- USAGE only, and only for functions: the inlined fast path runs as the
+-- caller and calls the slow path there. No relation is in this schema: a
+-- role that can name a relation can queue a lock on it (PostgreSQL locks a
+-- relation while it parses a statement, before it checks privileges), and
+-- every draw would wait behind that queue.
 GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 
--- The owner-only state. The counter starts never called: the first draw
--- raises it to the clock. It is never altered after this (an ALTER SEQUENCE
--- is transactional: rolled back, it would bring back values already
--- issued): the end of the layout's timestamp bits is enforced by the raise
--- and the slow path (54000), and by the fast path's multiplication, which
--- fails rather than drop bits.
-CREATE SEQUENCE snowflake_id_managed.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-CREATE SEQUENCE snowflake_id_managed.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
--- Even: no raise in progress.
-SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
-
--- The table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
--- subtransaction: unlike a row lock, it takes no transaction id, so a bulk
--- INSERT that raises at every millisecond does not fill the subtransaction
--- cache; the subtransaction's end releases it). It lives in a schema of its
--- own on which no role but the owner has any privilege, USAGE included:
--- PostgreSQL takes a relation's lock while it parses a statement, before it
--- checks the privileges on the relation (PREPARE s AS INSERT INTO ... held
--- one in an open transaction and stopped every raise), but it cannot find a
--- relation in a schema the role may not use. Only the owner's SECURITY
--- DEFINER functions (the slow path, blocks, advance_past) take it (its
--- schema is made, and stripped of grants, with snowflake_id_managed above).
--- Nothing is in it.
+-- The owner-only state, in a schema on which no other role has any
+-- privilege, USAGE included, so that no other role can even name (and so
+-- lock) what is in it:
+-- * the table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
+--   subtransaction: unlike a row lock, it takes no transaction id, so a bulk
+--   INSERT that raises at every millisecond does not fill the subtransaction
+--   cache; the subtransaction's end releases it). PREPARE s AS INSERT INTO
+--   ... by another role, held in an open transaction, once stopped every
+--   raise. Nothing is in it.
+-- * the configuration, one row once the owner set the worker id or the
+--   layout (worker_id stays NULL until it is set), dumped by pg_dump with the
+--   extension's data (config_dump.sql);
+-- * the worker id in force, as a sequence (and the layout in force with
+--   the counter, below): read without a snapshot, so that a draw in a
+--   transaction whose snapshot is older than a change (REPEATABLE READ)
+--   still composes with the worker id of the values it draws; both are set
+--   only under the raisers' lock with the generation odd
+--   (snowflake_managed_switch), so a draw that saw the same even generation
+--   before and after its nextval() read them as they were when its value
+--   was drawn;
+-- * the reference the burst bound is measured against (see below).
 CREATE TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
 INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true);
-
--- The configuration: one row once the owner set the worker id or the layout
--- (none before; worker_id stays NULL until it is set). Dumped
--- by pg_dump with the extension's data (see config_dump.sql), and the
--- functions it bakes are baked again from it on restore (the trigger in
--- config.sql, or the first draw).
-CREATE TABLE snowflake_id_managed.snowflake_managed_config (
+CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     worker_id integer,
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
     worker_bits integer NOT NULL DEFAULT 10,
     sequence_bits integer NOT NULL DEFAULT 12,
+    -- The database the worker id was set in (its oid) and its cluster
+    -- (pg_control_system()'s system identifier, NULL where EXECUTE on it is
+    -- revoked): a restore into another database, or into a database of the
+    -- same oid in another cluster, shows in snowflake_id_status as a copy's.
+    -- A physical copy (a base backup, a snapshot restore, a clone) keeps
+    -- both and is not named.
+    set_in oid,
+    set_on bigint,
     CHECK (worker_bits >= 0 AND sequence_bits >= 0 AND worker_bits + sequence_bits <= 22),
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
+-- -1: no worker id (no draw succeeds).
+CREATE SEQUENCE snowflake_id_managed_lock.snowflake_managed_worker AS bigint MINVALUE -1 START -1 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, -1, true);
+CREATE SEQUENCE snowflake_id_managed_lock.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_managed_lock.snowflake_managed_raise_lock, snowflake_id_managed_lock.snowflake_managed_config,
+    snowflake_id_managed_lock.snowflake_managed_worker, snowflake_id_managed_lock.snowflake_managed_reference FROM PUBLIC;
 
-REVOKE ALL ON snowflake_id_managed.snowflake_managed_counter, snowflake_id_managed.snowflake_managed_generation, snowflake_id_managed_lock.snowflake_managed_raise_lock,
-    snowflake_id_managed.snowflake_managed_config FROM PUBLIC;
--- The inlined fast path runs as the caller: it needs nextval()/currval() on
--- the counter (USAGE; a role can therefore burn values: docs/managed.md) and
--- to read the generation (SELECT, which does not allow nextval() or setval():
--- a role that could bump it would break the seqlock).
-GRANT USAGE ON SEQUENCE snowflake_id_managed.snowflake_managed_counter TO PUBLIC;
-GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PUBLIC;
+-- The worker id and layout in force, from the sequences above, as a
+-- configuration row (worker_id NULL when none is set).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_live() RETURNS snowflake_id_managed_lock.snowflake_managed_config
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    w bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass);
+    l bigint := coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout')),
+                         1735689600000 * 1024 + 10 * 32 + 12);
+    m bigint := ((l % 1024) + 1024) % 1024;
+BEGIN
+    RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
+               pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_managed_lock.snowflake_managed_config;
+END
+$body$;
+
+-- This cluster's system identifier, or NULL where EXECUTE on
+-- pg_control_system() is revoked (some managed services do).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_system_id() RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    RETURN (SELECT s.system_identifier FROM pg_catalog.pg_control_system() s);
+EXCEPTION WHEN insufficient_privilege THEN
+    RETURN NULL;
+END
+$body$;
+
+-- The counter, the generation, the offset and the layout the counter counts
+-- in live in a schema that is not part of the extension: DROP EXTENSION (or
+-- the plain script's uninstall) leaves it, and the next install continues
+-- above every value the counter reached, as the native edition keeps its
+-- durable mark across a reinstall (a counter made afresh would start at the
+-- clock, and IDs stored while it ran ahead would come again). Made by the
+-- install when the schema is not there; when it is (an earlier install's,
+-- or one pg_restore is bringing back, whose sequences it creates after the
+-- extension), the install leaves it as it is, and the first
+-- snowflake_set_worker_id checks it and makes what is missing. Taken over
+-- only from the extension's owner. pg_dump dumps it as the owner's own
+-- objects, with the counter's value.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_create() RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    r record;
+BEGIN
+    IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL THEN
+        -- No privilege for any other role: the inlined fast path runs as the
+        -- caller and reads the counter, the generation and the offset, and a
+        -- role that may name them may also queue a lock on them (stalling
+        -- every draw behind it) or burn the counter with nextval(). The
+        -- owner grants the roles that draw (docs/managed.md, "Drawing
+        -- roles"); what a takeover finds granted stays
+        -- (snowflake_managed_state_grants).
+        CREATE SCHEMA snowflake_id_managed_state;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed_state'::pg_catalog.name);
+    END IF;
+    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter') IS NULL THEN
+        -- Never altered after this (an ALTER SEQUENCE is transactional:
+        -- rolled back, it would bring back values already issued): the end
+        -- of the layout's timestamp bits is enforced by the raise and the
+        -- paths that draw (54000). Starts never called: the first draw
+        -- raises it to the clock. The roles that draw get USAGE, for the
+        -- fast path's nextval() and currval(), from the owner.
+        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
+    END IF;
+    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation') IS NULL THEN
+        -- Even: no raise in progress. Each worker id change moves it to the
+        -- next multiple of 2^40, which retires every fast path baked before.
+        -- The roles that draw get SELECT only (which allows neither
+        -- nextval() nor setval(): a role that could bump it would break the
+        -- seqlock).
+        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_generation FROM PUBLIC;
+    END IF;
+    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset') IS NULL THEN
+        -- See the reference below; the fast path reads it (SELECT, for the
+        -- roles that draw).
+        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
+    END IF;
+    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout') IS NULL THEN
+        -- The layout in force, which the counter counts in, as
+        -- epoch_ms * 1024 + worker_bits * 32 + sequence_bits; never called
+        -- (NULL) until the first worker id. Not transactional, like the
+        -- counter: a configuration rolled back after IDs were drawn leaves
+        -- it, and no later one can take the counter into another layout.
+        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_layout AS bigint
+            MINVALUE -9223372036854775808 START 0 CACHE 1 NO CYCLE;
+        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_layout FROM PUBLIC;
+    END IF;
+    -- Not the extension's (CREATE EXTENSION makes everything its script
+    -- creates a member of it), so that DROP EXTENSION leaves them.
+    FOR r IN
+        SELECT pg_catalog.format('ALTER EXTENSION %I DROP %s', e.extname,
+                                 CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
+                                      THEN 'SCHEMA snowflake_id_managed_state'
+                                      ELSE 'SEQUENCE ' OPERATOR(pg_catalog.||) d.objid::pg_catalog.regclass::pg_catalog.text END) AS stmt
+          FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+           AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+           AND ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
+                 AND d.objid OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid)
+                OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+                    AND d.objid OPERATOR(pg_catalog.=) ANY (ARRAY[
+                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter'),
+                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation'),
+                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset'),
+                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout')]::pg_catalog.oid[])))
+         ORDER BY d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
+    LOOP
+        EXECUTE r.stmt;
+    END LOOP;
+END
+$body$;
+-- Not when a restore runs the install (its session has row_security off,
+-- as every pg_dump script sets it, and CREATE EXTENSION leaves it): the
+-- dump creates the schema and its sequences, with their values, after the
+-- extension, and would stop on "already exists". A CREATE EXTENSION run
+-- with row_security off by hand gets the schema at its first
+-- snowflake_set_worker_id instead.
+DO $state$
+BEGIN
+    IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL
+       AND pg_catalog.current_setting('row_security') OPERATOR(pg_catalog.<>) 'off' THEN
+        PERFORM snowflake_id_managed.snowflake_managed_state_create();
+    END IF;
+END
+$state$;
+
+-- The privileges on the counter's schema and its sequences, as an install
+-- leaves them, whatever an earlier install (or a role it let) granted: a
+-- role that kept UPDATE on the counter or the generation could take the
+-- counter back under IDs already issued, or break the seqlock. Each role
+-- other than the owner keeps only what the fast path needs and the owner
+-- may give to the roles that draw (USAGE on the schema and on the counter,
+-- SELECT on the generation and the offset; nothing on the layout), without
+-- grant option; whatever else it holds goes (CASCADE: with what it granted
+-- on). Run at every switch, so at every takeover: a reinstall's or an
+-- update's first worker id.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_grants() RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    o record;
+    g record;
+    p pg_catalog.text;
+BEGIN
+    FOR o IN
+        SELECT 'SCHEMA'::pg_catalog.text AS kind, 'snowflake_id_managed_state'::pg_catalog.text AS obj, n.nspacl AS acl,
+               n.nspowner AS owner, ARRAY['USAGE']::pg_catalog.text[] AS allowed
+          FROM pg_catalog.pg_namespace n
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+        UNION ALL
+        SELECT 'SEQUENCE', pg_catalog.format('snowflake_id_managed_state.%I', c.relname), c.relacl, c.relowner,
+               CASE c.relname WHEN 'snowflake_managed_counter' THEN ARRAY['USAGE']::pg_catalog.text[]
+                              WHEN 'snowflake_managed_layout' THEN ARRAY[]::pg_catalog.text[]
+                              ELSE ARRAY['SELECT']::pg_catalog.text[] END
+          FROM pg_catalog.pg_class c
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                          'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+    LOOP
+        FOR g IN
+            SELECT a.grantee, pg_catalog.array_agg(a.privilege_type) AS privs, pg_catalog.bool_or(a.is_grantable) AS grantable
+              FROM pg_catalog.aclexplode(o.acl) a
+             WHERE a.grantee OPERATOR(pg_catalog.<>) o.owner
+             GROUP BY a.grantee
+        LOOP
+            IF g.grantable OR NOT (g.privs OPERATOR(pg_catalog.<@) o.allowed) THEN
+                EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s CASCADE', o.kind, o.obj,
+                                          CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                               ELSE g.grantee::pg_catalog.regrole::pg_catalog.text END);
+                FOREACH p IN ARRAY o.allowed LOOP
+                    IF p OPERATOR(pg_catalog.=) ANY (g.privs) THEN
+                        EXECUTE pg_catalog.format('GRANT %s ON %s %s TO %s', p, o.kind, o.obj,
+                                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                                       ELSE g.grantee::pg_catalog.regrole::pg_catalog.text END);
+                    END IF;
+                END LOOP;
+            END IF;
+        END LOOP;
+    END LOOP;
+END
+$body$;
+
+-- Checks the counter's schema before a worker id comes into force (the
+-- extension's owner's, with its four sequences of the owner's, made if
+-- missing) and that the counter counts in the layout coming into force, if
+-- it has counted at all: a counter value means a millisecond only in one
+-- layout.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_ensure(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
+                              WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass);
+    nsp_owner pg_catalog.oid := (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+                                  WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name);
+    bad text;
+    was bigint;
+    wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
+    m bigint;
+BEGIN
+    IF nsp_owner IS NOT NULL AND nsp_owner OPERATOR(pg_catalog.<>) owner THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state belongs to role %, not to the extension''s owner %',
+                        nsp_owner::pg_catalog.regrole, owner::pg_catalog.regrole
+            USING ERRCODE = '42P06',
+                  DETAIL = 'It holds the counter of an earlier install, which this one continues only if the same role owns both.',
+                  HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
+    END IF;
+    PERFORM snowflake_id_managed.snowflake_managed_state_create();
+    SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', n.nspname, c.relname), ', ') INTO bad
+      FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+       AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                      'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+       AND (c.relowner OPERATOR(pg_catalog.<>) owner OR c.relkind OPERATOR(pg_catalog.<>) 'S'::pg_catalog."char");
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state is not an earlier install''s counter'
+            USING ERRCODE = '42P06',
+                  DETAIL = pg_catalog.format('Its sequences should be the extension''s owner''s; not so: %s.', bad),
+                  HINT = 'Have their owner drop or rename that schema, then set the worker id again.';
+    END IF;
+    PERFORM snowflake_id_managed.snowflake_managed_state_grants();
+    was := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
+    IF was IS DISTINCT FROM wanted AND was IS NOT NULL
+       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
+        m := ((was % 1024) + 1024) % 1024;
+        RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.format('It holds IDs of epoch %s, %s worker bits, %s sequence bits (kept from an earlier install, or from a configuration rolled back after IDs were drawn); stored IDs decode with the layout they were made with.',
+                                             pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
+                                                                'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
+                                             m / 32, m % 32),
+                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
+    END IF;
+END
+$body$;
 
 -- The reference a burst's lead is measured against: the clock's floor plus
 -- `offset`, the part of the counter's lead that no burst made (clock steps
@@ -142,12 +411,6 @@ GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_generation TO PU
 -- max_drift ahead: not a burst") could not do. Both only decide waits,
 -- never which values are issued. The inlined fast path reads the offset
 -- (SELECT); only the owner's functions move them.
-CREATE SEQUENCE snowflake_id_managed.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-CREATE SEQUENCE snowflake_id_managed.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
-SELECT pg_catalog.setval('snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
-REVOKE ALL ON snowflake_id_managed.snowflake_managed_offset, snowflake_id_managed.snowflake_managed_reference FROM PUBLIC;
-GRANT SELECT ON SEQUENCE snowflake_id_managed.snowflake_managed_offset TO PUBLIC;
 
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
@@ -205,9 +468,8 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_refuse_end() RETURNS void
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed.snowflake_managed_config;
+    cfg snowflake_id_managed_lock.snowflake_managed_config := snowflake_id_managed.snowflake_managed_live();
 BEGIN
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
     RAISE EXCEPTION 'snowflake_id: the timestamp field is exhausted: no IDs after %',
         pg_catalog.to_char((cfg.epoch OPERATOR(pg_catalog.+)
                             pg_catalog.make_interval(secs => (pg_catalog.power(2::pg_catalog.numeric,
@@ -223,13 +485,14 @@ $body$;
 -- The offset now, given the clock's floor f and the counter cur, kept as
 -- the comment on snowflake_managed_offset says. Not under a lock: a race
 -- between two sessions only changes how long one of them waits.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint) RETURNS bigint
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint, epoch timestamptz,
+                                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    off_seq constant regclass := 'snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass;
-    ref_seq constant regclass := 'snowflake_id_managed.snowflake_managed_reference'::pg_catalog.regclass;
+    off_seq constant regclass := 'snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass;
     off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
     seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
     was bigint := off;
@@ -239,11 +502,12 @@ BEGIN
     -- those may wait on a lock (another role's queued lock request on the
     -- reference was seen holding one for seconds), and a floor read before
     -- that wait, compared with a reference others advanced meanwhile, looked
-    -- like a clock set back and grew the offset by the wait, again and again
-    -- (the second review of the edition, F3). Later than the caller's, never
+    -- like a clock set back and grew the offset by the wait, again and
+    -- again. Later than the caller's, never
     -- earlier: the caller's comparisons with its own floor only grow stricter.
-    SELECT snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) INTO fresh
-      FROM snowflake_id_managed.snowflake_managed_config c;
+    -- The layout is the caller's: it does not change while a worker id is
+    -- in force, and reading it again here cost a call per draw.
+    fresh := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
     f := greatest(f, coalesce(fresh, f));
     IF f + off < seen - lim / 4 THEN
         -- The clock went back: the reference goes on from where it was (or,
@@ -268,7 +532,7 @@ $body$;
 -- the reference because of a burst (more than 2^sequence_bits IDs per ms),
 -- so the lead stays bounded. A lead from a clock set back or
 -- snowflake_advance_past() is in the offset: no wait for it.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed.snowflake_managed_config, extra bigint) RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed_lock.snowflake_managed_config, extra bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -279,8 +543,8 @@ DECLARE
 BEGIN
     LOOP
         f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass), 0);
-        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim) < lim;
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim, cfg.epoch, cfg.sequence_bits) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
@@ -305,8 +569,8 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
+    counter constant regclass := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
     cur bigint;
 BEGIN
     got := 0;
@@ -349,18 +613,122 @@ BEGIN
 END
 $body$;
 
+-- A worker id (and the layout with it) comes into force: under the raisers'
+-- lock, with the generation odd, the counter moves past the last
+-- millisecond any value was drawn in (the counter's, or the clock's if that
+-- is later), the worker id and layout are set, and the generation moves to
+-- the next multiple of 2^40 (even). So every ID of the new worker id is in a
+-- later millisecond than every ID returned before, whatever the two worker
+-- ids; a draw in flight during the change sees the generation move and
+-- draws again; and a fast path baked for the old worker id (a statement
+-- planned before, still running) reads a generation above its range and
+-- takes the slow path, which composes with the worker id in force. The
+-- sequences are not transactional: a switch stays in force whatever the
+-- caller's transaction does after it, so snowflake_set_worker_id's switch
+-- runs as its transaction commits (snowflake_managed_config_commit), and
+-- the other callers switch to the committed configuration (a restore).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_switch(worker_id integer, epoch timestamptz, worker_bits integer,
+                                                              sequence_bits integer) RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+BEGIN
+    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_managed.snowflake_managed_switch_locked(worker_id, epoch, worker_bits, sequence_bits, false);
+END
+$body$;
+
+-- True when the counter's schema is in order for `epoch, worker_bits,
+-- sequence_bits` as it stands: the extension's owner's, with its four
+-- sequences of the owner's, not members of the extension, and the counter
+-- counting in that layout (or not yet in any). Changes nothing (no DDL):
+-- a draw by any role asks it, and DDL in that role's transaction would hold
+-- catalog rows the owner's calls need until it ends.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_state_ready(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+             WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name)
+           IS NOT DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c
+                                  WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+       AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+               AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                              'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+               AND c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char"
+               AND c.relowner OPERATOR(pg_catalog.=) (SELECT o.relowner FROM pg_catalog.pg_class o
+                                                       WHERE o.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+                                  AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                  AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")) OPERATOR(pg_catalog.=) 4
+       AND coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'))
+                        OPERATOR(pg_catalog.=)
+                    ((((pg_catalog.date_part('epoch', epoch) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1024)
+                        OPERATOR(pg_catalog.+) (worker_bits OPERATOR(pg_catalog.*) 32)) OPERATOR(pg_catalog.+) sequence_bits),
+                    true);
+
+-- The switch itself, under the raisers' lock. With only_unset it does
+-- nothing unless no worker id is in force (the first draw after a restore,
+-- which any role may make): a worker id the owner brought into force in the
+-- meantime is never replaced by the restored one.
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_switch_locked(worker_id integer, epoch timestamptz, worker_bits integer,
+                                                                     sequence_bits integer, only_unset boolean) RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    counter regclass;
+    generation regclass;
+    cur bigint;
+    f bigint;
+    target bigint;
+    last bigint := snowflake_id_managed.snowflake_managed_last(worker_bits);
+BEGIN
+    counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
+    generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
+    BEGIN
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+            RAISE EXCEPTION USING ERRCODE = 'SFRAI';
+        END IF;
+        IF pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
+            PERFORM pg_catalog.nextval(generation);
+        END IF;
+        cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
+        f := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
+        target := ((greatest(cur, f) >> sequence_bits) + 1) << sequence_bits;
+        IF target > last THEN
+            PERFORM pg_catalog.nextval(generation);
+            PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+        END IF;
+        PERFORM pg_catalog.setval(counter, target - 1, true);
+        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass,
+            (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits, true);
+        PERFORM pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, worker_id, true);
+        PERFORM pg_catalog.setval(generation, ((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40, true);
+        -- Roll the subtransaction back: it releases the table lock now.
+        RAISE EXCEPTION USING ERRCODE = 'SFRAI';
+    EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
+        NULL;
+    END;
+END
+$body$;
+
 -- The slow path: a draw that the inlined fast path could not keep (the
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
--- the refusals (standby, no worker id), and the first draw after a restore
--- (`unbaked`: the fast path is not yet built from the configuration).
+-- the refusals (standby, no worker id), and every draw after a restore
+-- until the owner sets the worker id (`unbaked`: the fast path is not yet
+-- built from the configuration).
 CREATE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := 'snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := 'snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass;
-    cfg snowflake_id_managed.snowflake_managed_config;
+    counter regclass;
+    generation regclass;
+    cfg snowflake_id_managed_lock.snowflake_managed_config;
     lim bigint;
     last bigint;
     f bigint;
@@ -371,29 +739,46 @@ BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
         PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
-    IF cfg.worker_id IS NULL THEN
-        RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
-            USING ERRCODE = '55000',
-                  DETAIL = 'The managed edition keeps its worker id in the database, set once by the extension''s owner.',
-                  HINT = 'As the extension''s owner, run SELECT snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).';
-    END IF;
-    -- A configuration restored (pg_dump) without its trigger firing: build
-    -- the fast path now, once. Only when it really is the unbaked one (any
-    -- role may call this with true), and without waiting: the session that
-    -- holds the row is baking it (or the owner is changing it).
-    IF unbaked AND pg_catalog.strpos(pg_catalog.pg_get_functiondef('@extschema@.snowflake_nextval()'::pg_catalog.regprocedure),
-                                     'snowflake_managed_draw(true)') > 0 THEN
-        PERFORM 1 FROM snowflake_id_managed.snowflake_managed_config FOR UPDATE SKIP LOCKED;
-        IF FOUND THEN
-            PERFORM snowflake_id_managed.snowflake_managed_bake();
+    -- A configuration restored (pg_dump) into a new database, and no worker
+    -- id in force yet: bring the restored one into force (the sequences
+    -- only, under the raisers' lock, which goes at once). Any role may get
+    -- here, so nothing that outlasts the call: no row lock and no DDL (the
+    -- inlined fast path stays unbuilt, every draw takes this slow path,
+    -- until the owner's snowflake_set_worker_id builds it at its commit),
+    -- else a role holding its transaction open would stop the owner's
+    -- change of the copy's worker id. Not in a transaction that set the
+    -- worker id: that one comes into force at its commit
+    -- (snowflake_managed_config_commit), not before.
+    IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
+       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) < 0 THEN
+        SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
+        IF FOUND AND cfg.worker_id IS NOT NULL
+           AND snowflake_id_managed.snowflake_managed_state_ready(cfg.epoch, cfg.worker_bits, cfg.sequence_bits) THEN
+            PERFORM snowflake_id_managed.snowflake_managed_switch_locked(cfg.worker_id, cfg.epoch, cfg.worker_bits,
+                                                                         cfg.sequence_bits, true);
         END IF;
     END IF;
-    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
+    -- The counter's schema exists once a worker id was set.
+    IF pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+        counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
+        generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
+    END IF;
     LOOP
+        -- The worker id and layout are read between the two reads of the
+        -- generation, like the value: they change only while it is odd.
+        g1 := CASE WHEN generation IS NOT NULL THEN pg_catalog.pg_sequence_last_value(generation) END;
+        cfg := snowflake_id_managed.snowflake_managed_live();
+        IF cfg.worker_id IS NULL OR generation IS NULL THEN
+            RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
+                USING ERRCODE = '55000',
+                      DETAIL = 'The managed edition keeps its worker id in the database, set by the extension''s owner.',
+                      HINT = CASE WHEN pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) OPERATOR(pg_catalog.=) 'on'
+                                  THEN 'The worker id set in this transaction comes into force when it commits: commit, then draw.'
+                                  ELSE 'As the extension''s owner, run SELECT snowflake_id_managed.snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).' END;
+        END IF;
+        lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+        last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
         f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        g1 := pg_catalog.pg_sequence_last_value(generation);
         v := pg_catalog.nextval(counter);
         g2 := pg_catalog.pg_sequence_last_value(generation);
         IF v > last THEN
@@ -402,7 +787,7 @@ BEGIN
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim) < lim THEN
+            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim, cfg.epoch, cfg.sequence_bits) < lim THEN
                 RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
             PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
@@ -413,8 +798,10 @@ BEGIN
 END
 $body$;
 
--- Before a worker id is set (and after a restore, until the first draw) the
--- fast path is this: every call takes the slow path, which refuses or bakes.
+-- Before a worker id is set (and after a restore, until the owner sets or
+-- confirms the worker id) the fast path is this: every call takes the slow
+-- path, which refuses, or brings the restored worker id into force and
+-- draws.
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
@@ -444,16 +831,18 @@ CREATE FUNCTION snowflake_nextval() RETURNS bigint
 -- order; nothing volatile is folded or moved) and a CASE's condition before
 -- its result. Anything else takes the slow path, which draws again. Also sets the three
 -- layout functions the server-layout decoders read (layout.sql).
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_bake() RETURNS void
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_bake(fast boolean) RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed.snowflake_managed_config;
+    cfg snowflake_id_managed_lock.snowflake_managed_config;
+    live snowflake_id_managed_lock.snowflake_managed_config;
     body text;
     epoch_literal text;
+    g bigint;
 BEGIN
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -466,36 +855,52 @@ BEGIN
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.worker_bits);
     EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_sequence_bits() RETURNS integer
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.sequence_bits);
-    IF cfg.worker_id IS NULL THEN
+    IF NOT fast OR cfg.worker_id IS NULL THEN
+        -- Until the owner sets a worker id, or after the configuration
+        -- changed (a restore loads it before the counter's value), every
+        -- call takes the slow path, until the commit of the owner's
+        -- snowflake_set_worker_id bakes it.
+        CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
+            LANGUAGE sql VOLATILE PARALLEL UNSAFE
+            RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
         RETURN;
     END IF;
+    -- The worker id and layout in force are the configuration's (at the
+    -- commit of snowflake_set_worker_id, or after a restore).
+    live := snowflake_id_managed.snowflake_managed_live();
+    IF live.worker_id IS DISTINCT FROM cfg.worker_id OR live.epoch IS DISTINCT FROM cfg.epoch
+       OR live.worker_bits IS DISTINCT FROM cfg.worker_bits OR live.sequence_bits IS DISTINCT FROM cfg.sequence_bits THEN
+        PERFORM snowflake_id_managed.snowflake_managed_switch(cfg.worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+    END IF;
+    g := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass);
     body := $fast$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN CASE
         WHEN pg_catalog.pg_is_in_recovery() THEN snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
-        WHEN (pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
+        WHEN (LEAST(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass),
+                    %GLIMIT%::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
                              OPERATOR(pg_catalog.-)
                              (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
                                 OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
                                OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
                               OPERATOR(pg_catalog.<<) %K%))
                             OPERATOR(pg_catalog.-)
-                            pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass))
+                            pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass))
                            OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
                           OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
-                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation'::pg_catalog.regclass)
+                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass)
                END
                OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
-        THEN ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+        THEN ((pg_catalog.currval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.*) %MUL%::pg_catalog.int8)
              OPERATOR(pg_catalog.|)
-             ((pg_catalog.currval('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass)
+             ((pg_catalog.currval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.&) %MASK%::pg_catalog.int8)
               OPERATOR(pg_catalog.|) %WORKER%::pg_catalog.int8)
         ELSE snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
@@ -506,6 +911,10 @@ $fast$;
     body := pg_catalog.replace(body, '%EPOCH_MS_HALF%',
         pg_catalog.to_char(pg_catalog.date_part('epoch', cfg.epoch) * 1000 + 0.5, 'FM9999999999999990.0'));
     body := pg_catalog.replace(body, '%K%', cfg.sequence_bits::text);
+    -- The last generation of this worker id's range (odd): a fast path baked
+    -- before the next change reads a generation above it and takes the slow
+    -- path, which composes with the worker id in force.
+    body := pg_catalog.replace(body, '%GLIMIT%', ((((g >> 40) + 1) << 40) - 1)::text);
     body := pg_catalog.replace(body, '%MUL%', (1::bigint << (cfg.worker_bits + cfg.sequence_bits))::text);
     body := pg_catalog.replace(body, '%LIM%', (snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
     body := pg_catalog.replace(body, '%MASK%', ((1::bigint << cfg.sequence_bits) - 1)::text);
@@ -523,14 +932,15 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_block(n integer, what tex
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed.snowflake_managed_config;
+    cfg snowflake_id_managed_lock.snowflake_managed_config;
     lim bigint;
     last bigint;
     r record;
     f bigint;
-    bases bigint[] := '{}';
-    gots bigint[] := '{}';
-    left_ bigint := n;
+    bases bigint[];
+    gots bigint[];
+    left_ bigint;
+    g0 bigint;
 BEGIN
     IF n < 1 OR n > 1000000 THEN
         RAISE EXCEPTION 'snowflake_id: % takes 1 to 1000000 IDs, not %', what, n
@@ -539,18 +949,28 @@ BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
         PERFORM snowflake_id_managed.snowflake_managed_refuse_standby(what);
     END IF;
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    <<whole>>
+    LOOP
+    cfg := snowflake_id_managed.snowflake_managed_live();
     IF cfg.worker_id IS NULL THEN
         -- The refusal without a worker id.
         PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
+    -- The worker id's range of generations: a change while the block is
+    -- reserved makes its values belong to no single worker id, so it starts
+    -- again (the values reserved are burnt, never issued).
+    g0 := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40;
+    cfg := snowflake_id_managed.snowflake_managed_live();
+    bases := '{}';
+    gots := '{}';
+    left_ := n;
     lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
     last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
     WHILE left_ > 0 LOOP
         PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
         f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
         SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
-            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_offset'::pg_catalog.regclass), 0));
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass), 0));
         IF r.got > 0 THEN
             bases := bases || r.base;
             gots := gots || r.got;
@@ -558,6 +978,8 @@ BEGIN
         ELSE
             PERFORM pg_catalog.pg_sleep(0.001);
         END IF;
+    END LOOP;
+    EXIT whole WHEN pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40 = g0;
     END LOOP;
     RETURN ARRAY(SELECT snowflake_id_managed.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
                    FROM ROWS FROM (pg_catalog.unnest(bases), pg_catalog.unnest(gots)) AS k(b, g),
@@ -583,8 +1005,13 @@ COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
 -- Internal: called by the owner's SECURITY DEFINER functions only. Left
 -- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
 -- fast path calls it as the caller) and snowflake_managed_block.
-REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed.snowflake_managed_config, bigint),
-    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(),
+REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
+    snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
+    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
+    snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
+    snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
+    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
-    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_max_drift_ms(),
+    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
     snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;

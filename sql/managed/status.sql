@@ -20,11 +20,18 @@ CREATE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed.snowflake_managed_counter'::pg_catalog.regclass);
+    cfg snowflake_id_managed_lock.snowflake_managed_config := snowflake_id_managed.snowflake_managed_live();
+    stored snowflake_id_managed_lock.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter'));
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
-    SELECT * INTO cfg FROM snowflake_id_managed.snowflake_managed_config;
+    IF cfg.worker_id IS NULL THEN
+        -- No worker id in force: the layout the owner has set so far.
+        SELECT * INTO stored FROM snowflake_id_managed_lock.snowflake_managed_config;
+        IF FOUND THEN
+            cfg := stored;
+        END IF;
+    END IF;
     worker_id := cfg.worker_id;
     worker_bits := coalesce(cfg.worker_bits, 10);
     sequence_bits := coalesce(cfg.sequence_bits, 12);
@@ -40,7 +47,25 @@ BEGIN
     END IF;
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
-        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_set_worker_id(n)'
+        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
+        -- A restored dump (a copy) carries its source's worker id: two
+        -- databases issuing with one collide, and nothing else notices.
+        -- The database's oid alone misses a restore into another cluster
+        -- whose database got the same oid (fresh clusters hand out the same
+        -- ones): the cluster's system identifier too, where both are known.
+        WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
+             IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
+                                WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+             OR (SELECT c.set_on FROM snowflake_id_managed_lock.snowflake_managed_config c)
+                OPERATOR(pg_catalog.<>) snowflake_id_managed.snowflake_managed_system_id()
+            THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
+                                   worker_id)
+        -- The worker id in force is not the configuration's (a change whose
+        -- commit failed after the switch, or made by an earlier version that
+        -- switched before the commit and was rolled back).
+        WHEN (SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c) IS DISTINCT FROM worker_id
+            THEN pg_catalog.format('snowflake_id: worker id %s is in force, but the configuration says %s: the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n) with the right one',
+                                   worker_id, coalesce((SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c)::pg_catalog.text, 'none'))
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)
@@ -49,7 +74,31 @@ BEGIN
 END
 $body$;
 
-CREATE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+-- The view has every column of the native one, those that mean nothing
+-- here NULL (lease_state 'none', as native without a registry), after the
+-- function's own, so that the native edition's queries
+-- (monitoring/postgres_exporter.yaml, docs/monitoring.md) run unchanged.
+CREATE VIEW snowflake_id_status AS
+    SELECT s.*,
+           NULL::pg_catalog.timestamptz AS started_at,
+           NULL::pg_catalog.timestamptz AS durable_mark,
+           NULL::pg_catalog.int8 AS ids_issued,
+           NULL::pg_catalog.int8 AS ms_borrowed,
+           NULL::pg_catalog.int8 AS waits,
+           NULL::pg_catalog.int8 AS clock_steps_back,
+           NULL::pg_catalog.int8 AS largest_step_back_ms,
+           NULL::pg_catalog.int8 AS mark_writes,
+           NULL::pg_catalog.int8 AS mark_writes_by_keeper,
+           NULL::pg_catalog.pg_lsn AS mark_lsn,
+           NULL::pg_catalog.int4 AS keeper_pid,
+           NULL::pg_catalog.timestamptz AS sync_standby_wait_since,
+           'none'::pg_catalog.text AS lease_state,
+           NULL::pg_catalog.int8 AS lease_epoch,
+           NULL::pg_catalog.timestamptz AS lease_floor,
+           NULL::pg_catalog.timestamptz AS lease_ceiling,
+           NULL::pg_catalog.timestamptz AS lease_renewed_at,
+           NULL::pg_catalog.text AS registry_error
+      FROM @extschema@.snowflake_id_status() s;
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
 GRANT SELECT ON snowflake_id_status TO PUBLIC;

@@ -1,0 +1,54 @@
+-- snowflake_id 0.7.0 -> 0.8.0, managed edition under pg_tle (ALTER EXTENSION
+-- snowflake_id UPDATE), the pg_tle counterpart of the plain script's update
+-- in place (scripts/managed.sh, plain()).
+--
+-- 0.7.0 kept the counter, the generation and the offset with its internal
+-- functions in snowflake_id_managed, members of the extension (so DROP
+-- EXTENSION took them, and a reinstall repeated stored IDs), and its
+-- configuration there too. This version keeps the counter in
+-- snowflake_id_managed_state, outside the extension, and the configuration
+-- in the owner-only snowflake_id_managed_lock. So: the three sequences move
+-- (values and all) to the state schema, the earlier internals are renamed
+-- out of the way, this version's install runs with its functions and view
+-- replaced in place (column defaults and views that use them stay), the
+-- earlier layout and worker id are set again (the first
+-- snowflake_set_worker_id takes the state schema out of the extension and
+-- strips grants beyond what drawing needs), and the earlier internals go.
+
+CREATE SCHEMA IF NOT EXISTS snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_managed_state;
+-- 0.7.0 let every role draw (PUBLIC had USAGE on the schema and the
+-- counter, SELECT on the generation and the offset); the sequences keep
+-- those grants as they move, and the schema gets the same, so that the
+-- applications that drew before still draw after the update. A fresh 0.8.0
+-- install grants nothing: the NOTICE at the end says how to narrow it.
+GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
+ALTER SCHEMA snowflake_id_managed RENAME TO snowflake_id_managed_previous;
+ALTER SCHEMA snowflake_id_managed_lock RENAME TO snowflake_id_managed_lock_previous;
+
+-- @snowflake_id_install_in_place@
+
+DO $kept$
+DECLARE
+    cfg record;
+BEGIN
+    SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits INTO cfg
+      FROM snowflake_id_managed_previous.snowflake_managed_config c;
+    IF FOUND THEN
+        PERFORM snowflake_id_managed.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+        IF cfg.worker_id IS NOT NULL THEN
+            PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
+        END IF;
+    END IF;
+END
+$kept$;
+DROP SCHEMA snowflake_id_managed_previous CASCADE;
+DROP SCHEMA snowflake_id_managed_lock_previous CASCADE;
+DO $narrow$
+BEGIN
+    RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_managed_state)'
+        USING HINT = 'To keep drawing to the roles that need it, revoke them from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';
+END
+$narrow$;
