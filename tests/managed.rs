@@ -2538,3 +2538,60 @@ fn the_database_dev_package_updates_0_7_0_through_its_update_path() {
         assert_eq!(status, Some(5), "{name}");
     }
 }
+
+/// Any role, with no privilege at all, can hold ROW EXCLUSIVE on any
+/// relation by its OID to the end of its transaction (nextval() locks the
+/// relation for the top transaction before it checks the kind or the
+/// privilege; a savepoint catches the error and keeps the lock), and a
+/// prepared transaction keeps it past the session. Held on every relation
+/// of the edition's schemas (its indexes too), it stops no draw, no block,
+/// no raise and no worker id change: no path takes a lock that conflicts
+/// with it. With the raisers' lock taken IN EXCLUSIVE MODE every raise, so
+/// every draw at the next millisecond, waited behind it.
+#[test]
+fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE ROLE mallory LOGIN");
+    let mut admin = m.admin();
+    let oids: Vec<i64> = ids(
+        &mut admin,
+        "SELECT c.oid::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname IN ('snowflake_id_managed', 'snowflake_id_managed_lock', 'snowflake_id_managed_state')
+          ORDER BY 1",
+    );
+    assert!(oids.len() >= 8, "{oids:?}");
+    let mut mallory = m.as_user("mallory", "app");
+    mallory.batch_execute("BEGIN").unwrap();
+    for oid in &oids {
+        mallory.batch_execute("SAVEPOINT s").unwrap();
+        assert!(mallory.batch_execute(&format!("SELECT nextval({oid}::oid::regclass)")).is_err());
+        mallory.batch_execute("ROLLBACK TO s").unwrap();
+    }
+    let held = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE a.usename = 'mallory' AND l.granted AND l.mode = 'RowExclusiveLock'
+            AND l.relation = 'snowflake_id_managed_lock.snowflake_managed_raise_lock'::regclass",
+    );
+    assert_eq!(held, 1, "the lock the trick takes");
+    let mut app = m.as_user("app", "app");
+    app.batch_execute("SET statement_timeout = '20s'").unwrap();
+    admin.batch_execute("SET statement_timeout = '20s'").unwrap();
+    let mut last = 0;
+    for _ in 0..5 {
+        // The counter behind the clock: the next draw raises it.
+        thread::sleep(Duration::from_millis(5));
+        let got = draw(&mut app, 200);
+        assert!(got[0] > last && got.iter().all(|id| worker_of(*id) == 5));
+        let block = ids(&mut app, "SELECT * FROM snowflake_nextval_block(10)");
+        assert!(block[0] > got[199]);
+        last = block[9];
+    }
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    let got = draw(&mut app, 100);
+    assert!(got[0] > last && got.iter().all(|id| worker_of(*id) == 6));
+    let id = one(&mut admin, "SELECT snowflake_advance_past(snowflake_nextval())");
+    assert!(id > got[99]);
+    mallory.batch_execute("ROLLBACK").unwrap();
+}

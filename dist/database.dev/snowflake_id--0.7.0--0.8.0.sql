@@ -259,14 +259,26 @@ SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed
 GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 
 -- The owner-only state, in a schema on which no other role has any
--- privilege, USAGE included, so that no other role can even name (and so
--- lock) what is in it:
--- * the table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
---   subtransaction: unlike a row lock, it takes no transaction id, so a bulk
---   INSERT that raises at every millisecond does not fill the subtransaction
---   cache; the subtransaction's end releases it). PREPARE s AS INSERT INTO
---   ... by another role, held in an open transaction, once stopped every
---   raise. Nothing is in it.
+-- privilege, USAGE included, so that no other role can name what is in it
+-- (and so prepare a statement on it, or queue a lock behind one). A
+-- relation's OID needs no name: any role can still take the weak locks
+-- below on it, which is why no path of a draw takes a lock they conflict
+-- with:
+-- * the table raisers lock (LOCK TABLE ... IN SHARE UPDATE EXCLUSIVE MODE,
+--   in a subtransaction: unlike a row lock, it takes no transaction id, so a
+--   bulk INSERT that raises at every millisecond does not fill the
+--   subtransaction cache; the subtransaction's end releases it). PREPARE s
+--   AS INSERT INTO ... by another role, held in an open transaction, once
+--   stopped every raise. Nothing is in it. Not EXCLUSIVE: any role, with no
+--   privilege at all, can hold ROW EXCLUSIVE on any relation by its OID
+--   (nextval(oid::regclass) locks the relation for the top transaction
+--   before it checks the kind or the privilege, and an error caught by a
+--   savepoint keeps the lock), and ACCESS SHARE for a moment
+--   (pg_relation_size). SHARE UPDATE EXCLUSIVE conflicts with itself (so
+--   raisers are serialized) and with neither; no other path of a draw or a
+--   worker id change locks a relation in a mode that conflicts with them
+--   (sequence functions take ROW EXCLUSIVE, reads ACCESS SHARE, the
+--   configuration's writes ROW SHARE and ROW EXCLUSIVE).
 -- * the configuration, one row once the owner set the worker id or the
 --   layout (worker_id stays NULL until it is set), dumped by pg_dump with the
 --   extension's data (config_dump.sql);
@@ -741,7 +753,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
@@ -847,7 +859,7 @@ BEGIN
     counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
     generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
         IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'SFRAI';
         END IF;
