@@ -29,7 +29,8 @@ out=${SNOWFLAKE_MANAGED_OUT:-dist}
 # The install script, in dependency order. layout.sql, accessors.sql and
 # text_forms.sql are the managed decoders' own files.
 parts=(sql/types.sql sql/managed/layout.sql sql/managed/generator.sql sql/managed/config.sql
-    sql/managed/accessors.sql sql/decode.sql sql/managed/text_forms.sql sql/managed/status.sql)
+    sql/managed/accessors.sql sql/decode.sql sql/managed/text_forms.sql sql/managed/status.sql
+    sql/managed/privileges.sql)
 for f in "${parts[@]}" sql/managed/config_dump.sql; do
     [ -f "$f" ] || { echo "managed.sh: $f is missing" >&2; exit 1; }
 done

@@ -2595,3 +2595,64 @@ fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
     assert!(id > got[99]);
     mallory.batch_execute("ROLLBACK").unwrap();
 }
+
+/// The installing role's default privileges (set before the install, as
+/// some teams do for their application role) reach none of the edition's
+/// internals: every grant they made on its functions, tables and sequences
+/// is taken back. Before, `app` could switch the worker id and the layout
+/// by calling the internal switch (SECURITY DEFINER: as the owner), or
+/// burn the worker sequence.
+#[test]
+fn the_installers_default_privileges_reach_no_internal() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON SEQUENCES TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON SCHEMAS TO app;
+             CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_worker_id(5);",
+        )
+        .unwrap();
+    admin.batch_execute(&grant_draw("app")).unwrap();
+    let mut app = m.as_user("app", "app");
+    let before = draw(&mut app, 10);
+    for call in [
+        "SELECT snowflake_id_managed.snowflake_managed_switch_locked(9, '2025-01-01+00', 10, 12, false)",
+        "SELECT snowflake_id_managed.snowflake_managed_switch(9, '2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_managed.snowflake_managed_bake(true)",
+        "SELECT snowflake_id_managed.snowflake_managed_state_grants()",
+        "SELECT snowflake_id_managed.snowflake_managed_state_create()",
+        "SELECT snowflake_id_managed.snowflake_managed_state_ensure('2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_managed.snowflake_set_worker_id(9)",
+        "SELECT snowflake_set_worker_id(9)",
+    ] {
+        let (code, text) = sqlstate_of(&mut app, call);
+        assert_eq!(code, "42501", "{call}: {text}");
+    }
+    for rel in [
+        "snowflake_id_managed_lock.snowflake_managed_worker",
+        "snowflake_id_managed_lock.snowflake_managed_reference",
+        "snowflake_id_managed_state.snowflake_managed_generation",
+        "snowflake_id_managed_state.snowflake_managed_offset",
+        "snowflake_id_managed_state.snowflake_managed_layout",
+    ] {
+        let oid = one(&mut admin, &format!("SELECT '{rel}'::regclass::oid::bigint"));
+        let (code, text) = sqlstate_of(&mut app, &format!("SELECT nextval({oid}::oid::regclass)"));
+        assert_eq!(code, "42501", "nextval {rel}: {text}");
+        let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({oid}::oid::regclass, 1)"));
+        assert_eq!(code, "42501", "setval {rel}: {text}");
+    }
+    let counter =
+        one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({counter}::oid::regclass, 1)"));
+    assert_eq!(code, "42501", "setval counter: {text}");
+    let after = draw(&mut app, 10);
+    assert!(after[0] > before[9] && after.iter().all(|id| worker_of(*id) == 5));
+    let row = admin.query_one("SELECT worker_id, worker_bits FROM snowflake_id_status", &[]).unwrap();
+    assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, i32>(1)), (Some(5), 10));
+}

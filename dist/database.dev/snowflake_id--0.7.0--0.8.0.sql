@@ -318,6 +318,33 @@ SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_reference'
 REVOKE ALL ON snowflake_id_managed_lock.snowflake_managed_raise_lock, snowflake_id_managed_lock.snowflake_managed_config,
     snowflake_id_managed_lock.snowflake_managed_worker, snowflake_id_managed_lock.snowflake_managed_reference FROM PUBLIC;
 
+-- Strips every privilege on a relation of the edition but its owner's and
+-- PUBLIC's (which the install revokes itself): whatever ALTER DEFAULT
+-- PRIVILEGES ... ON TABLES or ON SEQUENCES granted as it was created.
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_strip_relation(rel regclass) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid OPERATOR(pg_catalog.=) rel::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', rel::pg_catalog.text,
+                                  r.grantee::pg_catalog.regrole::pg_catalog.text);
+    END LOOP;
+END
+$body$;
+
+SELECT snowflake_id_managed.snowflake_managed_strip_relation(c.oid::pg_catalog.regclass)
+  FROM pg_catalog.pg_class c
+ WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock'::pg_catalog.regnamespace::pg_catalog.oid
+   AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'S']::pg_catalog."char"[]);
+
 -- The worker id and layout in force, from the sequences above, as a
 -- configuration row (worker_id NULL when none is set).
 CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_live() RETURNS snowflake_id_managed_lock.snowflake_managed_config
@@ -388,6 +415,7 @@ BEGIN
         -- fast path's nextval() and currval(), from the owner.
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation') IS NULL THEN
         -- Even: no raise in progress. Each worker id change moves it to the
@@ -398,6 +426,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_generation FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset') IS NULL THEN
         -- See the reference below; the fast path reads it (SELECT, for the
@@ -405,6 +434,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout') IS NULL THEN
         -- The layout in force, which the counter counts in, as
@@ -415,6 +445,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_layout AS bigint
             MINVALUE -9223372036854775808 START 0 CACHE 1 NO CYCLE;
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_layout FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
     END IF;
     -- Not the extension's (CREATE EXTENSION makes everything its script
     -- creates a member of it), so that DROP EXTENSION leaves them.
@@ -1180,7 +1211,8 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer
     snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
-    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_strip_relation(regclass),
+    snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
     snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
@@ -2262,6 +2294,41 @@ CREATE OR REPLACE VIEW snowflake_id_status AS
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
+
+-- ==== sql/managed/privileges.sql ====
+-- The privileges on the edition's internals, as this script means them,
+-- whatever the installing role's default privileges granted as they were
+-- created (ALTER DEFAULT PRIVILEGES ... GRANT EXECUTE ON FUNCTIONS, or ON
+-- SEQUENCES, ON TABLES, to a role): a role granted EXECUTE on the internal
+-- SECURITY DEFINER functions could switch the worker id or the layout as
+-- the owner, and one granted USAGE on the worker sequence could move it by
+-- its OID. Every grant on them to a role other than the owner goes: the
+-- script grants none (what it means for every role it grants to PUBLIC, or
+-- revokes from PUBLIC, itself). The schemas are stripped as they are made
+-- (snowflake_managed_strip_schema), the relations of
+-- snowflake_id_managed_lock and snowflake_id_managed_state too
+-- (snowflake_managed_strip_relation). No check inside the internal
+-- SECURITY DEFINER functions could stand in for this: current_user there is
+-- the owner whoever called them.
+DO $privileges$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT p.oid::pg_catalog.regprocedure::pg_catalog.text AS fn, a.grantee
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.regnamespace::pg_catalog.oid
+                OR p.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
+                    '@extschema@.snowflake_set_worker_id(integer)'::pg_catalog.regprocedure,
+                    '@extschema@.snowflake_set_layout(timestamp with time zone, integer, integer)'::pg_catalog.regprocedure,
+                    '@extschema@.snowflake_advance_past(bigint, boolean)'::pg_catalog.regprocedure]::pg_catalog.oid[]))
+           AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
+           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s CASCADE', r.fn, r.grantee::pg_catalog.regrole::pg_catalog.text);
+    END LOOP;
+END
+$privileges$;
 
 -- ==== sql/managed/config_dump.sql ====
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
