@@ -873,10 +873,10 @@ END
 $body$;
 
 -- A worker id (and the layout with it) comes into force: under the raisers'
--- lock, with the generation odd, the counter moves past the last
--- millisecond any value was drawn in (the counter's, or the clock's if that
--- is later), the worker id and layout are set, and the generation moves to
--- the next multiple of 2^40 (even). So every ID of the new worker id is in a
+-- lock, with the generation moved first into the next worker id's range of
+-- 2^40 (odd), the counter moves past the last millisecond any value was
+-- drawn in (the counter's, or the clock's if that is later), the worker id
+-- and layout are set, and the generation goes even. So every ID of the new worker id is in a
 -- later millisecond than every ID returned before, whatever the two worker
 -- ids; a draw in flight during the change sees the generation move and
 -- draws again; and a fast path baked for the old worker id (a statement
@@ -952,21 +952,37 @@ BEGIN
         IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'SFRAI';
         END IF;
-        IF pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
-            PERFORM pg_catalog.nextval(generation);
-        END IF;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         f := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
         target := ((greatest(cur, f) >> sequence_bits) + 1) << sequence_bits;
         IF target > last THEN
-            PERFORM pg_catalog.nextval(generation);
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
+        -- The sequences are not transactional and the caller may be stopped
+        -- between any two of these steps (pg_cancel_backend at its COMMIT,
+        -- an error, a crash); each step leaves a state that is safe as it
+        -- stands. First the generation goes to the next worker id's range,
+        -- odd: every fast path baked before reads a generation above its
+        -- range from now on, whatever happens after, and takes the slow
+        -- path, which composes with the worker id in force as it reads it
+        -- between two equal even generations; a draw in flight sees the
+        -- generation move. Then the counter moves past the last millisecond
+        -- drawn in (before the worker id, so that a new worker id is never
+        -- in force over a millisecond the old one drew in), then the layout
+        -- and the worker id. Stopped anywhere in between, the generation is
+        -- left odd in the new range: the next raise makes it even there
+        -- (snowflake_managed_raise), and one worker id, the one in force,
+        -- issues from then on, by the slow path. With the old order (odd in
+        -- the old range, the worker id, then the new range) a stop before the
+        -- last step let the next raise make the old range valid again, and
+        -- fast paths baked for the old worker id issued beside the slow
+        -- path's new one.
+        PERFORM pg_catalog.setval(generation, (((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40) + 1, true);
         PERFORM pg_catalog.setval(counter, target - 1, true);
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass,
             (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits, true);
         PERFORM pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, worker_id, true);
-        PERFORM pg_catalog.setval(generation, ((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40, true);
+        PERFORM pg_catalog.nextval(generation);
         -- Roll the subtransaction back: it releases the table lock now.
         RAISE EXCEPTION USING ERRCODE = 'SFRAI';
     EXCEPTION WHEN SQLSTATE 'SFRAI' THEN

@@ -2656,3 +2656,45 @@ fn the_installers_default_privileges_reach_no_internal() {
     let row = admin.query_one("SELECT worker_id, worker_bits FROM snowflake_id_status", &[]).unwrap();
     assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, i32>(1)), (Some(5), 10));
 }
+
+/// A worker id change stopped between its first and last step (here by the
+/// generation's MAXVALUE making its final step fail at COMMIT, as a
+/// pg_cancel_backend of the owner's COMMIT did) leaves one worker id
+/// issuing. Before, the generation was left odd in the old worker id's
+/// range with the new worker id in force: the next raise made the range
+/// valid again, and the fast path baked for the old worker id issued beside
+/// the slow path's new one.
+#[test]
+fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    let mut app = m.as_user("app", "app");
+    let first = draw(&mut app, 100);
+    let g = one(&mut admin, "SELECT last_value FROM snowflake_id_managed_state.snowflake_managed_generation");
+    let range_end = (((g >> 40) + 1) << 40) - 1;
+    admin
+        .batch_execute(&format!(
+            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation MAXVALUE {range_end}"
+        ))
+        .unwrap();
+    let failed = admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(6); COMMIT");
+    assert!(failed.is_err(), "the change was to stop mid-way");
+    admin.batch_execute("ROLLBACK").ok();
+    let mut got = Vec::new();
+    for _ in 0..20 {
+        thread::sleep(Duration::from_millis(3));
+        got.extend(draw(&mut app, 100));
+    }
+    assert!(got[0] > first[99] && got.windows(2).all(|w| w[0] < w[1]));
+    let workers: HashSet<i64> = got.iter().map(|id| worker_of(*id)).collect();
+    assert_eq!(workers.len(), 1, "more than one worker id issuing: {workers:?}");
+    admin
+        .batch_execute(
+            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation NO MAXVALUE;
+             SELECT snowflake_id_managed.snowflake_set_worker_id(6);",
+        )
+        .unwrap();
+    let after = draw(&mut app, 100);
+    assert!(after[0] > *got.last().unwrap() && after.iter().all(|id| worker_of(*id) == 6));
+}
