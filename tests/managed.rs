@@ -1497,15 +1497,12 @@ fn a_reinstall_continues_above_every_id_issued_before() {
         let first = one(&mut admin, "SELECT snowflake_nextval()");
         assert!(first > max, "{db}: first ID after the reinstall {first} <= stored {max}");
         admin.batch_execute("INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 1000)").unwrap();
-        // A layout other than the counter's is refused while it holds values.
+        // A layout other than the counter's is refused while it holds values,
+        // by snowflake_set_layout itself.
         if db == "app" {
-            admin
-                .batch_execute(
-                    "DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id;
-                     SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)",
-                )
-                .unwrap();
-            let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_worker_id(5)");
+            admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+            let (code, text) =
+                sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)");
             assert_eq!(code, "55000", "{text}");
         }
     }
@@ -2697,4 +2694,42 @@ fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
         .unwrap();
     let after = draw(&mut app, 100);
     assert!(after[0] > *got.last().unwrap() && after.iter().all(|id| worker_of(*id) == 6));
+}
+
+/// After a reinstall the layout is the kept counter's: snowflake_set_layout
+/// refuses another one at once (55000), so the decoders are never baked for
+/// a layout the stored IDs were not made in. Before, it was accepted (and
+/// stored IDs decoded wrongly) until snowflake_set_worker_id refused.
+#[test]
+fn a_reinstall_refuses_a_layout_its_counter_does_not_count_in() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+        )
+        .unwrap();
+    let id = draw(&mut admin, 1)[0];
+    admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+    let (code, text) = sqlstate_of(
+        &mut admin,
+        "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12)",
+    );
+    assert_eq!(code, "55000", "{text}");
+    let row =
+        admin.query_one("SELECT snowflake_managed_worker_bits(), snowflake_managed_sequence_bits()", &[]).unwrap();
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (8, 14));
+    // The kept layout itself is accepted.
+    admin
+        .batch_execute(
+            "SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+        )
+        .unwrap();
+    let next = draw(&mut admin, 1)[0];
+    assert!(next > id && (next >> 14) & 255 == 200);
 }

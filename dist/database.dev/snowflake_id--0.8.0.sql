@@ -607,6 +607,37 @@ BEGIN
 END
 $body$;
 
+-- Refuses a layout other than the one the counter counts in, once it has
+-- counted (kept from an earlier install, or from a configuration rolled
+-- back after IDs were drawn): a counter value means a millisecond only in
+-- one layout. Asked by snowflake_set_layout, so that a reinstall's decoders
+-- are never baked for a layout the kept counter does not count in, and
+-- before every switch (snowflake_managed_state_ensure).
+CREATE FUNCTION snowflake_id_managed.snowflake_managed_check_layout(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    was bigint;
+    wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
+    m bigint;
+BEGIN
+    was := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'));
+    IF was IS DISTINCT FROM wanted AND was IS NOT NULL
+       AND pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter')) IS NOT NULL THEN
+        m := ((was % 1024) + 1024) % 1024;
+        RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.format('It holds IDs of epoch %s, %s worker bits, %s sequence bits (kept from an earlier install, or from a configuration rolled back after IDs were drawn); stored IDs decode with the layout they were made with.',
+                                             pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
+                                                                'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
+                                             m / 32, m % 32),
+                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
+    END IF;
+END
+$body$;
+
 -- Checks the counter's schema before a worker id comes into force (the
 -- extension's owner's, with its four sequences of the owner's, made if
 -- missing) and that the counter counts in the layout coming into force, if
@@ -623,9 +654,6 @@ DECLARE
     nsp_owner pg_catalog.oid := (SELECT n.nspowner FROM pg_catalog.pg_namespace n
                                   WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name);
     bad text;
-    was bigint;
-    wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
-    m bigint;
 BEGIN
     IF nsp_owner IS NOT NULL AND nsp_owner OPERATOR(pg_catalog.<>) owner THEN
         RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state belongs to role %, not to the extension''s owner %',
@@ -648,18 +676,7 @@ BEGIN
                   HINT = 'Have their owner drop or rename that schema, then set the worker id again.';
     END IF;
     PERFORM snowflake_id_managed.snowflake_managed_state_grants();
-    was := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
-    IF was IS DISTINCT FROM wanted AND was IS NOT NULL
-       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
-        m := ((was % 1024) + 1024) % 1024;
-        RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
-            USING ERRCODE = '55000',
-                  DETAIL = pg_catalog.format('It holds IDs of epoch %s, %s worker bits, %s sequence bits (kept from an earlier install, or from a configuration rolled back after IDs were drawn); stored IDs decode with the layout they were made with.',
-                                             pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
-                                                                'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
-                                             m / 32, m % 32),
-                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
-    END IF;
+    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
 END
 $body$;
 
@@ -1292,7 +1309,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
     snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_strip_relation(regclass),
-    snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_check_layout(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
     snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
@@ -1488,6 +1505,10 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
+    -- Not over a counter that counts in another layout (a reinstall's, whose
+    -- layout the install took over): the decoders would be baked for this
+    -- one and decode the stored IDs wrongly.
+    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
     -- Checked again on the row as it is when written: a worker id set by a
     -- transaction that committed after the check above (its row was not
     -- there to lock) wins, and this change is refused.
