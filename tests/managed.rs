@@ -1886,6 +1886,13 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
         )
         .unwrap();
     let max = one(&mut admin, "SELECT max(id) FROM t");
+    // A role with CREATE on the database made, first, schemas under the
+    // names an update once renamed the earlier internals to: the update
+    // does not stop on them (nor touch them).
+    m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE plain TO squatter");
+    m.as_user("squatter", "plain")
+        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .unwrap();
     let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("is updated from 0.7.0 to"), "{said}");
@@ -1897,8 +1904,13 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
     assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1001);
     let plan = ids_plan(&mut admin);
     assert!(plan.contains("snowflake_id_managed_state.snowflake_managed_counter"), "not baked again: {plan}");
-    let left = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous'");
+    let left = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous%' AND nspowner <> 'squatter'::regrole",
+    );
     assert_eq!(left, 0);
+    let kept = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspowner = 'squatter'::regrole");
+    assert_eq!(kept, 2, "the squatter's schemas");
     // And again: the update over this version is a no-op for the IDs.
     let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is updated from"));
@@ -2192,7 +2204,41 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
         .unwrap();
     let max = one(&mut admin, "SELECT max(id) FROM t");
     psql(std::path::Path::new(&repo_file("dist/snowflake_id_pg_tle.sql")));
-    admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'").unwrap();
+    // A role with CREATE on the database made, first, schemas under the
+    // names the update once renamed the earlier internals to: the update
+    // does not stop on them (nor touch them).
+    m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE app TO squatter");
+    m.as_user("squatter", "app")
+        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .unwrap();
+    // A draw in flight as the update starts: it holds the generation (0.7.0
+    // reads it first) and goes on to the counter once the update waits. The
+    // update takes them in the same order, so it waits for the draw, which
+    // finishes; in the other order the two deadlocked and one failed.
+    let mut app = m.as_user("app", "app");
+    app.batch_execute(
+        "BEGIN;
+         SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation')",
+    )
+    .unwrap();
+    let updater = {
+        let mut admin = m.admin();
+        thread::spawn(move || admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'"))
+    };
+    let started = Instant::now();
+    while one(
+        &mut admin,
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = 'admin' AND wait_event_type = 'Lock'
+            AND query LIKE 'ALTER EXTENSION%'",
+    ) == 0
+    {
+        assert!(started.elapsed() < HANG_GUARD, "the update never waited for the draw");
+        thread::sleep(Duration::from_millis(10));
+    }
+    let drawn = app.batch_execute("SELECT nextval('snowflake_id_managed.snowflake_managed_counter'); COMMIT");
+    let updated = updater.join().unwrap();
+    drawn.map_err(|e| common::describe(&e)).expect("the draw in flight");
+    updated.map_err(|e| common::describe(&e)).expect("the update");
     let mut admin = m.admin();
     let version: String =
         admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
@@ -2205,9 +2251,14 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     // An application 0.7.0 let draw (PUBLIC's grants) still draws.
     let app = draw(&mut m.as_user("app", "app"), 10);
     assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 5));
-    let leftovers =
-        one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous'");
+    let leftovers = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous%'
+            AND nspowner <> 'squatter'::regrole",
+    );
     assert_eq!(leftovers, 0);
+    let kept = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspowner = 'squatter'::regrole");
+    assert_eq!(kept, 2, "the squatter's schemas");
     let members = one(
         &mut admin,
         "SELECT count(*) FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
