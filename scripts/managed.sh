@@ -29,7 +29,8 @@ out=${SNOWFLAKE_MANAGED_OUT:-dist}
 # The install script, in dependency order. layout.sql, accessors.sql and
 # text_forms.sql are the managed decoders' own files.
 parts=(sql/types.sql sql/managed/layout.sql sql/managed/generator.sql sql/managed/config.sql
-    sql/managed/accessors.sql sql/decode.sql sql/managed/text_forms.sql sql/managed/status.sql)
+    sql/managed/accessors.sql sql/decode.sql sql/managed/text_forms.sql sql/managed/status.sql
+    sql/managed/privileges.sql)
 for f in "${parts[@]}" sql/managed/config_dump.sql; do
     [ -f "$f" ] || { echo "managed.sh: $f is missing" >&2; exit 1; }
 done
@@ -344,6 +345,7 @@ DECLARE
     previous pg_catalog.text;
     cfg record;
     seq pg_catalog.text;
+    suffix pg_catalog.text;
 BEGIN
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'snowflake_id: no schema to create the managed edition in'
@@ -378,16 +380,21 @@ HEAD
             CREATE SCHEMA snowflake_id_managed_state;
             GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
         END IF;
-        FOREACH seq IN ARRAY ARRAY['snowflake_managed_counter', 'snowflake_managed_generation', 'snowflake_managed_offset'] LOOP
+        FOREACH seq IN ARRAY ARRAY['snowflake_managed_generation', 'snowflake_managed_counter', 'snowflake_managed_offset'] LOOP
             IF pg_catalog.to_regclass('snowflake_id_managed.' OPERATOR(pg_catalog.||) seq) IS NOT NULL THEN
                 EXECUTE pg_catalog.format('ALTER SEQUENCE snowflake_id_managed.%I SET SCHEMA snowflake_id_managed_state', seq);
             END IF;
         END LOOP;
         -- The earlier internals out of the way; dropped once nothing of the
-        -- new install depends on them.
-        ALTER SCHEMA snowflake_id_managed RENAME TO snowflake_id_managed_previous;
+        -- new install depends on them. Under names no role can create in
+        -- advance (a random suffix): a role with CREATE on the database that
+        -- made a schema of a fixed name first would stop the update.
+        suffix := pg_catalog.substr(pg_catalog.md5(pg_catalog.random()::pg_catalog.text
+            OPERATOR(pg_catalog.||) pg_catalog.clock_timestamp()::pg_catalog.text
+            OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text), 1, 24);
+        EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
         IF pg_catalog.to_regnamespace('snowflake_id_managed_lock') IS NOT NULL THEN
-            ALTER SCHEMA snowflake_id_managed_lock RENAME TO snowflake_id_managed_lock_previous;
+            EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
         END IF;
         -- The same script, replacing the functions and the view in place
         -- (same identities: defaults and views that use them stay) and
@@ -403,8 +410,8 @@ HEAD
         IF cfg.worker_id IS NOT NULL THEN
             PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
         END IF;
-        DROP SCHEMA snowflake_id_managed_previous CASCADE;
-        DROP SCHEMA IF EXISTS snowflake_id_managed_lock_previous CASCADE;
+        EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
+        EXECUTE pg_catalog.format('DROP SCHEMA IF EXISTS %I CASCADE', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
         RAISE NOTICE 'snowflake_id: the managed edition in schema % is updated from % to $version', nsp, previous
             USING DETAIL = 'The counter, the worker id and the layout are kept, and so are the privileges on them: where PUBLIC could draw (0.7.0), it still can.',
                   HINT = 'To keep drawing to the roles that need it, revoke those privileges from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';

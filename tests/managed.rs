@@ -1497,15 +1497,12 @@ fn a_reinstall_continues_above_every_id_issued_before() {
         let first = one(&mut admin, "SELECT snowflake_nextval()");
         assert!(first > max, "{db}: first ID after the reinstall {first} <= stored {max}");
         admin.batch_execute("INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 1000)").unwrap();
-        // A layout other than the counter's is refused while it holds values.
+        // A layout other than the counter's is refused while it holds values,
+        // by snowflake_set_layout itself.
         if db == "app" {
-            admin
-                .batch_execute(
-                    "DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id;
-                     SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)",
-                )
-                .unwrap();
-            let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_worker_id(5)");
+            admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+            let (code, text) =
+                sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)");
             assert_eq!(code, "55000", "{text}");
         }
     }
@@ -1889,6 +1886,13 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
         )
         .unwrap();
     let max = one(&mut admin, "SELECT max(id) FROM t");
+    // A role with CREATE on the database made, first, schemas under the
+    // names an update once renamed the earlier internals to: the update
+    // does not stop on them (nor touch them).
+    m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE plain TO squatter");
+    m.as_user("squatter", "plain")
+        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .unwrap();
     let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("is updated from 0.7.0 to"), "{said}");
@@ -1900,8 +1904,13 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
     assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1001);
     let plan = ids_plan(&mut admin);
     assert!(plan.contains("snowflake_id_managed_state.snowflake_managed_counter"), "not baked again: {plan}");
-    let left = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous'");
+    let left = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous%' AND nspowner <> 'squatter'::regrole",
+    );
     assert_eq!(left, 0);
+    let kept = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspowner = 'squatter'::regrole");
+    assert_eq!(kept, 2, "the squatter's schemas");
     // And again: the update over this version is a no-op for the IDs.
     let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is updated from"));
@@ -2195,7 +2204,41 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
         .unwrap();
     let max = one(&mut admin, "SELECT max(id) FROM t");
     psql(std::path::Path::new(&repo_file("dist/snowflake_id_pg_tle.sql")));
-    admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'").unwrap();
+    // A role with CREATE on the database made, first, schemas under the
+    // names the update once renamed the earlier internals to: the update
+    // does not stop on them (nor touch them).
+    m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE app TO squatter");
+    m.as_user("squatter", "app")
+        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .unwrap();
+    // A draw in flight as the update starts: it holds the generation (0.7.0
+    // reads it first) and goes on to the counter once the update waits. The
+    // update takes them in the same order, so it waits for the draw, which
+    // finishes; in the other order the two deadlocked and one failed.
+    let mut app = m.as_user("app", "app");
+    app.batch_execute(
+        "BEGIN;
+         SELECT pg_sequence_last_value('snowflake_id_managed.snowflake_managed_generation')",
+    )
+    .unwrap();
+    let updater = {
+        let mut admin = m.admin();
+        thread::spawn(move || admin.batch_execute("ALTER EXTENSION snowflake_id UPDATE TO '0.8.0'"))
+    };
+    let started = Instant::now();
+    while one(
+        &mut admin,
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = 'admin' AND wait_event_type = 'Lock'
+            AND query LIKE 'ALTER EXTENSION%'",
+    ) == 0
+    {
+        assert!(started.elapsed() < HANG_GUARD, "the update never waited for the draw");
+        thread::sleep(Duration::from_millis(10));
+    }
+    let drawn = app.batch_execute("SELECT nextval('snowflake_id_managed.snowflake_managed_counter'); COMMIT");
+    let updated = updater.join().unwrap();
+    drawn.map_err(|e| common::describe(&e)).expect("the draw in flight");
+    updated.map_err(|e| common::describe(&e)).expect("the update");
     let mut admin = m.admin();
     let version: String =
         admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
@@ -2208,9 +2251,14 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     // An application 0.7.0 let draw (PUBLIC's grants) still draws.
     let app = draw(&mut m.as_user("app", "app"), 10);
     assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 5));
-    let leftovers =
-        one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous'");
+    let leftovers = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous%'
+            AND nspowner <> 'squatter'::regrole",
+    );
     assert_eq!(leftovers, 0);
+    let kept = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspowner = 'squatter'::regrole");
+    assert_eq!(kept, 2, "the squatter's schemas");
     let members = one(
         &mut admin,
         "SELECT count(*) FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
@@ -2537,4 +2585,202 @@ fn the_database_dev_package_updates_0_7_0_through_its_update_path() {
         let status: Option<i64> = admin.query_one("SELECT worker_id FROM snowflake_id_status", &[]).unwrap().get(0);
         assert_eq!(status, Some(5), "{name}");
     }
+}
+
+/// Any role, with no privilege at all, can hold ROW EXCLUSIVE on any
+/// relation by its OID to the end of its transaction (nextval() locks the
+/// relation for the top transaction before it checks the kind or the
+/// privilege; a savepoint catches the error and keeps the lock), and a
+/// prepared transaction keeps it past the session. Held on every relation
+/// of the edition's schemas (its indexes too), it stops no draw, no block,
+/// no raise and no worker id change: no path takes a lock that conflicts
+/// with it. With the raisers' lock taken IN EXCLUSIVE MODE every raise, so
+/// every draw at the next millisecond, waited behind it.
+#[test]
+fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    m.cluster.sql("CREATE ROLE mallory LOGIN");
+    let mut admin = m.admin();
+    let oids: Vec<i64> = ids(
+        &mut admin,
+        "SELECT c.oid::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname IN ('snowflake_id_managed', 'snowflake_id_managed_lock', 'snowflake_id_managed_state')
+          ORDER BY 1",
+    );
+    assert!(oids.len() >= 8, "{oids:?}");
+    let mut mallory = m.as_user("mallory", "app");
+    mallory.batch_execute("BEGIN").unwrap();
+    for oid in &oids {
+        mallory.batch_execute("SAVEPOINT s").unwrap();
+        assert!(mallory.batch_execute(&format!("SELECT nextval({oid}::oid::regclass)")).is_err());
+        mallory.batch_execute("ROLLBACK TO s").unwrap();
+    }
+    let held = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE a.usename = 'mallory' AND l.granted AND l.mode = 'RowExclusiveLock'
+            AND l.relation = 'snowflake_id_managed_lock.snowflake_managed_raise_lock'::regclass",
+    );
+    assert_eq!(held, 1, "the lock the trick takes");
+    let mut app = m.as_user("app", "app");
+    app.batch_execute("SET statement_timeout = '20s'").unwrap();
+    admin.batch_execute("SET statement_timeout = '20s'").unwrap();
+    let mut last = 0;
+    for _ in 0..5 {
+        // The counter behind the clock: the next draw raises it.
+        thread::sleep(Duration::from_millis(5));
+        let got = draw(&mut app, 200);
+        assert!(got[0] > last && got.iter().all(|id| worker_of(*id) == 5));
+        let block = ids(&mut app, "SELECT * FROM snowflake_nextval_block(10)");
+        assert!(block[0] > got[199]);
+        last = block[9];
+    }
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    let got = draw(&mut app, 100);
+    assert!(got[0] > last && got.iter().all(|id| worker_of(*id) == 6));
+    let id = one(&mut admin, "SELECT snowflake_advance_past(snowflake_nextval())");
+    assert!(id > got[99]);
+    mallory.batch_execute("ROLLBACK").unwrap();
+}
+
+/// The installing role's default privileges (set before the install, as
+/// some teams do for their application role) reach none of the edition's
+/// internals: every grant they made on its functions, tables and sequences
+/// is taken back. Before, `app` could switch the worker id and the layout
+/// by calling the internal switch (SECURITY DEFINER: as the owner), or
+/// burn the worker sequence.
+#[test]
+fn the_installers_default_privileges_reach_no_internal() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON SEQUENCES TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO app;
+             ALTER DEFAULT PRIVILEGES GRANT ALL ON SCHEMAS TO app;
+             CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_worker_id(5);",
+        )
+        .unwrap();
+    admin.batch_execute(&grant_draw("app")).unwrap();
+    let mut app = m.as_user("app", "app");
+    let before = draw(&mut app, 10);
+    for call in [
+        "SELECT snowflake_id_managed.snowflake_managed_switch_locked(9, '2025-01-01+00', 10, 12, false)",
+        "SELECT snowflake_id_managed.snowflake_managed_switch(9, '2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_managed.snowflake_managed_bake(true)",
+        "SELECT snowflake_id_managed.snowflake_managed_state_grants()",
+        "SELECT snowflake_id_managed.snowflake_managed_state_create()",
+        "SELECT snowflake_id_managed.snowflake_managed_state_ensure('2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_managed.snowflake_set_worker_id(9)",
+        "SELECT snowflake_set_worker_id(9)",
+    ] {
+        let (code, text) = sqlstate_of(&mut app, call);
+        assert_eq!(code, "42501", "{call}: {text}");
+    }
+    for rel in [
+        "snowflake_id_managed_lock.snowflake_managed_worker",
+        "snowflake_id_managed_lock.snowflake_managed_reference",
+        "snowflake_id_managed_state.snowflake_managed_generation",
+        "snowflake_id_managed_state.snowflake_managed_offset",
+        "snowflake_id_managed_state.snowflake_managed_layout",
+    ] {
+        let oid = one(&mut admin, &format!("SELECT '{rel}'::regclass::oid::bigint"));
+        let (code, text) = sqlstate_of(&mut app, &format!("SELECT nextval({oid}::oid::regclass)"));
+        assert_eq!(code, "42501", "nextval {rel}: {text}");
+        let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({oid}::oid::regclass, 1)"));
+        assert_eq!(code, "42501", "setval {rel}: {text}");
+    }
+    let counter =
+        one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({counter}::oid::regclass, 1)"));
+    assert_eq!(code, "42501", "setval counter: {text}");
+    let after = draw(&mut app, 10);
+    assert!(after[0] > before[9] && after.iter().all(|id| worker_of(*id) == 5));
+    let row = admin.query_one("SELECT worker_id, worker_bits FROM snowflake_id_status", &[]).unwrap();
+    assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, i32>(1)), (Some(5), 10));
+}
+
+/// A worker id change stopped between its first and last step (here by the
+/// generation's MAXVALUE making its final step fail at COMMIT, as a
+/// pg_cancel_backend of the owner's COMMIT did) leaves one worker id
+/// issuing. Before, the generation was left odd in the old worker id's
+/// range with the new worker id in force: the next raise made the range
+/// valid again, and the fast path baked for the old worker id issued beside
+/// the slow path's new one.
+#[test]
+fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::installed(&bin, &[]);
+    let mut admin = m.admin();
+    let mut app = m.as_user("app", "app");
+    let first = draw(&mut app, 100);
+    let g = one(&mut admin, "SELECT last_value FROM snowflake_id_managed_state.snowflake_managed_generation");
+    let range_end = (((g >> 40) + 1) << 40) - 1;
+    admin
+        .batch_execute(&format!(
+            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation MAXVALUE {range_end}"
+        ))
+        .unwrap();
+    let failed = admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(6); COMMIT");
+    assert!(failed.is_err(), "the change was to stop mid-way");
+    admin.batch_execute("ROLLBACK").ok();
+    let mut got = Vec::new();
+    for _ in 0..20 {
+        thread::sleep(Duration::from_millis(3));
+        got.extend(draw(&mut app, 100));
+    }
+    assert!(got[0] > first[99] && got.windows(2).all(|w| w[0] < w[1]));
+    let workers: HashSet<i64> = got.iter().map(|id| worker_of(*id)).collect();
+    assert_eq!(workers.len(), 1, "more than one worker id issuing: {workers:?}");
+    admin
+        .batch_execute(
+            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation NO MAXVALUE;
+             SELECT snowflake_id_managed.snowflake_set_worker_id(6);",
+        )
+        .unwrap();
+    let after = draw(&mut app, 100);
+    assert!(after[0] > *got.last().unwrap() && after.iter().all(|id| worker_of(*id) == 6));
+}
+
+/// After a reinstall the layout is the kept counter's: snowflake_set_layout
+/// refuses another one at once (55000), so the decoders are never baked for
+/// a layout the stored IDs were not made in. Before, it was accepted (and
+/// stored IDs decoded wrongly) until snowflake_set_worker_id refused.
+#[test]
+fn a_reinstall_refuses_a_layout_its_counter_does_not_count_in() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+        )
+        .unwrap();
+    let id = draw(&mut admin, 1)[0];
+    admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
+    let (code, text) = sqlstate_of(
+        &mut admin,
+        "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12)",
+    );
+    assert_eq!(code, "55000", "{text}");
+    let row =
+        admin.query_one("SELECT snowflake_managed_worker_bits(), snowflake_managed_sequence_bits()", &[]).unwrap();
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (8, 14));
+    // The kept layout itself is accepted.
+    admin
+        .batch_execute(
+            "SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+        )
+        .unwrap();
+    let next = draw(&mut admin, 1)[0];
+    assert!(next > id && (next >> 14) & 255 == 200);
 }

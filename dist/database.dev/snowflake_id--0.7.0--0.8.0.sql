@@ -16,8 +16,12 @@
 -- strips grants beyond what drawing needs), and the earlier internals go.
 
 CREATE SCHEMA IF NOT EXISTS snowflake_id_managed_state;
-ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
+-- The generation first, then the counter, then the offset: the order in
+-- which 0.7.0's draws lock them, so that a draw running as the update
+-- starts waits for it rather than deadlock with it (docs/managed.md still
+-- asks to stop drawing during the update).
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_managed_state;
 -- 0.7.0 let every role draw (PUBLIC had USAGE on the schema and the
 -- counter, SELECT on the generation and the offset); the sequences keep
@@ -25,8 +29,20 @@ ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflak
 -- applications that drew before still draw after the update. A fresh 0.8.0
 -- install grants nothing: the NOTICE at the end says how to narrow it.
 GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
-ALTER SCHEMA snowflake_id_managed RENAME TO snowflake_id_managed_previous;
-ALTER SCHEMA snowflake_id_managed_lock RENAME TO snowflake_id_managed_lock_previous;
+-- Renamed to names no role can create in advance (a random suffix, kept in
+-- a transaction-local setting): a role with CREATE on the database that
+-- made a schema of the fixed name first would stop the update.
+DO $rename$
+DECLARE
+    suffix pg_catalog.text := pg_catalog.substr(pg_catalog.md5(pg_catalog.random()::pg_catalog.text
+        OPERATOR(pg_catalog.||) pg_catalog.clock_timestamp()::pg_catalog.text
+        OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text), 1, 24);
+BEGIN
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+    PERFORM pg_catalog.set_config('snowflake_id_managed.previous', suffix, true);
+END
+$rename$;
 
 -- ==== the guard (scripts/managed.sh) ====
 DO $owner_managed$
@@ -259,14 +275,26 @@ SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed
 GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 
 -- The owner-only state, in a schema on which no other role has any
--- privilege, USAGE included, so that no other role can even name (and so
--- lock) what is in it:
--- * the table raisers lock (LOCK TABLE ... IN EXCLUSIVE MODE, in a
---   subtransaction: unlike a row lock, it takes no transaction id, so a bulk
---   INSERT that raises at every millisecond does not fill the subtransaction
---   cache; the subtransaction's end releases it). PREPARE s AS INSERT INTO
---   ... by another role, held in an open transaction, once stopped every
---   raise. Nothing is in it.
+-- privilege, USAGE included, so that no other role can name what is in it
+-- (and so prepare a statement on it, or queue a lock behind one). A
+-- relation's OID needs no name: any role can still take the weak locks
+-- below on it, which is why no path of a draw takes a lock they conflict
+-- with:
+-- * the table raisers lock (LOCK TABLE ... IN SHARE UPDATE EXCLUSIVE MODE,
+--   in a subtransaction: unlike a row lock, it takes no transaction id, so a
+--   bulk INSERT that raises at every millisecond does not fill the
+--   subtransaction cache; the subtransaction's end releases it). PREPARE s
+--   AS INSERT INTO ... by another role, held in an open transaction, once
+--   stopped every raise. Nothing is in it. Not EXCLUSIVE: any role, with no
+--   privilege at all, can hold ROW EXCLUSIVE on any relation by its OID
+--   (nextval(oid::regclass) locks the relation for the top transaction
+--   before it checks the kind or the privilege, and an error caught by a
+--   savepoint keeps the lock), and ACCESS SHARE for a moment
+--   (pg_relation_size). SHARE UPDATE EXCLUSIVE conflicts with itself (so
+--   raisers are serialized) and with neither; no other path of a draw or a
+--   worker id change locks a relation in a mode that conflicts with them
+--   (sequence functions take ROW EXCLUSIVE, reads ACCESS SHARE, the
+--   configuration's writes ROW SHARE and ROW EXCLUSIVE).
 -- * the configuration, one row once the owner set the worker id or the
 --   layout (worker_id stays NULL until it is set), dumped by pg_dump with the
 --   extension's data (config_dump.sql);
@@ -305,6 +333,33 @@ CREATE SEQUENCE snowflake_id_managed_lock.snowflake_managed_reference AS bigint 
 SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
 REVOKE ALL ON snowflake_id_managed_lock.snowflake_managed_raise_lock, snowflake_id_managed_lock.snowflake_managed_config,
     snowflake_id_managed_lock.snowflake_managed_worker, snowflake_id_managed_lock.snowflake_managed_reference FROM PUBLIC;
+
+-- Strips every privilege on a relation of the edition but its owner's and
+-- PUBLIC's (which the install revokes itself): whatever ALTER DEFAULT
+-- PRIVILEGES ... ON TABLES or ON SEQUENCES granted as it was created.
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_strip_relation(rel regclass) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid OPERATOR(pg_catalog.=) rel::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', rel::pg_catalog.text,
+                                  r.grantee::pg_catalog.regrole::pg_catalog.text);
+    END LOOP;
+END
+$body$;
+
+SELECT snowflake_id_managed.snowflake_managed_strip_relation(c.oid::pg_catalog.regclass)
+  FROM pg_catalog.pg_class c
+ WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock'::pg_catalog.regnamespace::pg_catalog.oid
+   AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'S']::pg_catalog."char"[]);
 
 -- The worker id and layout in force, from the sequences above, as a
 -- configuration row (worker_id NULL when none is set).
@@ -376,6 +431,7 @@ BEGIN
         -- fast path's nextval() and currval(), from the owner.
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation') IS NULL THEN
         -- Even: no raise in progress. Each worker id change moves it to the
@@ -386,6 +442,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_generation FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset') IS NULL THEN
         -- See the reference below; the fast path reads it (SELECT, for the
@@ -393,6 +450,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass);
     END IF;
     IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout') IS NULL THEN
         -- The layout in force, which the counter counts in, as
@@ -403,6 +461,7 @@ BEGIN
         CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_layout AS bigint
             MINVALUE -9223372036854775808 START 0 CACHE 1 NO CYCLE;
         REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_layout FROM PUBLIC;
+        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
     END IF;
     -- Not the extension's (CREATE EXTENSION makes everything its script
     -- creates a member of it), so that DROP EXTENSION leaves them.
@@ -500,6 +559,37 @@ BEGIN
 END
 $body$;
 
+-- Refuses a layout other than the one the counter counts in, once it has
+-- counted (kept from an earlier install, or from a configuration rolled
+-- back after IDs were drawn): a counter value means a millisecond only in
+-- one layout. Asked by snowflake_set_layout, so that a reinstall's decoders
+-- are never baked for a layout the kept counter does not count in, and
+-- before every switch (snowflake_managed_state_ensure).
+CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_check_layout(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    was bigint;
+    wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
+    m bigint;
+BEGIN
+    was := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'));
+    IF was IS DISTINCT FROM wanted AND was IS NOT NULL
+       AND pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter')) IS NOT NULL THEN
+        m := ((was % 1024) + 1024) % 1024;
+        RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.format('It holds IDs of epoch %s, %s worker bits, %s sequence bits (kept from an earlier install, or from a configuration rolled back after IDs were drawn); stored IDs decode with the layout they were made with.',
+                                             pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
+                                                                'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
+                                             m / 32, m % 32),
+                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
+    END IF;
+END
+$body$;
+
 -- Checks the counter's schema before a worker id comes into force (the
 -- extension's owner's, with its four sequences of the owner's, made if
 -- missing) and that the counter counts in the layout coming into force, if
@@ -516,9 +606,6 @@ DECLARE
     nsp_owner pg_catalog.oid := (SELECT n.nspowner FROM pg_catalog.pg_namespace n
                                   WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name);
     bad text;
-    was bigint;
-    wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
-    m bigint;
 BEGIN
     IF nsp_owner IS NOT NULL AND nsp_owner OPERATOR(pg_catalog.<>) owner THEN
         RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state belongs to role %, not to the extension''s owner %',
@@ -541,18 +628,7 @@ BEGIN
                   HINT = 'Have their owner drop or rename that schema, then set the worker id again.';
     END IF;
     PERFORM snowflake_id_managed.snowflake_managed_state_grants();
-    was := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
-    IF was IS DISTINCT FROM wanted AND was IS NOT NULL
-       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) IS NOT NULL THEN
-        m := ((was % 1024) + 1024) % 1024;
-        RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
-            USING ERRCODE = '55000',
-                  DETAIL = pg_catalog.format('It holds IDs of epoch %s, %s worker bits, %s sequence bits (kept from an earlier install, or from a configuration rolled back after IDs were drawn); stored IDs decode with the layout they were made with.',
-                                             pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
-                                                                'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
-                                             m / 32, m % 32),
-                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
-    END IF;
+    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
 END
 $body$;
 
@@ -741,7 +817,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
@@ -772,10 +848,10 @@ END
 $body$;
 
 -- A worker id (and the layout with it) comes into force: under the raisers'
--- lock, with the generation odd, the counter moves past the last
--- millisecond any value was drawn in (the counter's, or the clock's if that
--- is later), the worker id and layout are set, and the generation moves to
--- the next multiple of 2^40 (even). So every ID of the new worker id is in a
+-- lock, with the generation moved first into the next worker id's range of
+-- 2^40 (odd), the counter moves past the last millisecond any value was
+-- drawn in (the counter's, or the clock's if that is later), the worker id
+-- and layout are set, and the generation goes even. So every ID of the new worker id is in a
 -- later millisecond than every ID returned before, whatever the two worker
 -- ids; a draw in flight during the change sees the generation move and
 -- draws again; and a fast path baked for the old worker id (a statement
@@ -847,25 +923,41 @@ BEGIN
     counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
     generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
         IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'SFRAI';
-        END IF;
-        IF pg_catalog.pg_sequence_last_value(generation) % 2 = 0 THEN
-            PERFORM pg_catalog.nextval(generation);
         END IF;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         f := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
         target := ((greatest(cur, f) >> sequence_bits) + 1) << sequence_bits;
         IF target > last THEN
-            PERFORM pg_catalog.nextval(generation);
             PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
         END IF;
+        -- The sequences are not transactional and the caller may be stopped
+        -- between any two of these steps (pg_cancel_backend at its COMMIT,
+        -- an error, a crash); each step leaves a state that is safe as it
+        -- stands. First the generation goes to the next worker id's range,
+        -- odd: every fast path baked before reads a generation above its
+        -- range from now on, whatever happens after, and takes the slow
+        -- path, which composes with the worker id in force as it reads it
+        -- between two equal even generations; a draw in flight sees the
+        -- generation move. Then the counter moves past the last millisecond
+        -- drawn in (before the worker id, so that a new worker id is never
+        -- in force over a millisecond the old one drew in), then the layout
+        -- and the worker id. Stopped anywhere in between, the generation is
+        -- left odd in the new range: the next raise makes it even there
+        -- (snowflake_managed_raise), and one worker id, the one in force,
+        -- issues from then on, by the slow path. With the old order (odd in
+        -- the old range, the worker id, then the new range) a stop before the
+        -- last step let the next raise make the old range valid again, and
+        -- fast paths baked for the old worker id issued beside the slow
+        -- path's new one.
+        PERFORM pg_catalog.setval(generation, (((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40) + 1, true);
         PERFORM pg_catalog.setval(counter, target - 1, true);
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass,
             (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits, true);
         PERFORM pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, worker_id, true);
-        PERFORM pg_catalog.setval(generation, ((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40, true);
+        PERFORM pg_catalog.nextval(generation);
         -- Roll the subtransaction back: it releases the table lock now.
         RAISE EXCEPTION USING ERRCODE = 'SFRAI';
     EXCEPTION WHEN SQLSTATE 'SFRAI' THEN
@@ -1168,7 +1260,8 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer
     snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
     snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
     snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
-    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
+    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_strip_relation(regclass),
+    snowflake_id_managed.snowflake_managed_check_layout(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
     snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
     snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
     snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
@@ -1364,6 +1457,10 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
+    -- Not over a counter that counts in another layout (a reinstall's, whose
+    -- layout the install took over): the decoders would be baked for this
+    -- one and decode the stored IDs wrongly.
+    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
     -- Checked again on the row as it is when written: a worker id set by a
     -- transaction that committed after the check above (its row was not
     -- there to lock) wins, and this change is refused.
@@ -2251,6 +2348,41 @@ COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
 
+-- ==== sql/managed/privileges.sql ====
+-- The privileges on the edition's internals, as this script means them,
+-- whatever the installing role's default privileges granted as they were
+-- created (ALTER DEFAULT PRIVILEGES ... GRANT EXECUTE ON FUNCTIONS, or ON
+-- SEQUENCES, ON TABLES, to a role): a role granted EXECUTE on the internal
+-- SECURITY DEFINER functions could switch the worker id or the layout as
+-- the owner, and one granted USAGE on the worker sequence could move it by
+-- its OID. Every grant on them to a role other than the owner goes: the
+-- script grants none (what it means for every role it grants to PUBLIC, or
+-- revokes from PUBLIC, itself). The schemas are stripped as they are made
+-- (snowflake_managed_strip_schema), the relations of
+-- snowflake_id_managed_lock and snowflake_id_managed_state too
+-- (snowflake_managed_strip_relation). No check inside the internal
+-- SECURITY DEFINER functions could stand in for this: current_user there is
+-- the owner whoever called them.
+DO $privileges$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT p.oid::pg_catalog.regprocedure::pg_catalog.text AS fn, a.grantee
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.regnamespace::pg_catalog.oid
+                OR p.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
+                    '@extschema@.snowflake_set_worker_id(integer)'::pg_catalog.regprocedure,
+                    '@extschema@.snowflake_set_layout(timestamp with time zone, integer, integer)'::pg_catalog.regprocedure,
+                    '@extschema@.snowflake_advance_past(bigint, boolean)'::pg_catalog.regprocedure]::pg_catalog.oid[]))
+           AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
+           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s CASCADE', r.fn, r.grantee::pg_catalog.regrole::pg_catalog.text);
+    END LOOP;
+END
+$privileges$;
+
 -- ==== sql/managed/config_dump.sql ====
 -- pg_tle only (an extension's objects are not dumped by pg_dump; a plain
 -- script's are, as they are): the configuration travels with the database's
@@ -2264,19 +2396,20 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed_lock.snowflake_
 DO $kept$
 DECLARE
     cfg record;
+    suffix pg_catalog.text := pg_catalog.current_setting('snowflake_id_managed.previous');
 BEGIN
-    SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits INTO cfg
-      FROM snowflake_id_managed_previous.snowflake_managed_config c;
-    IF FOUND THEN
+    EXECUTE pg_catalog.format('SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits FROM %I.snowflake_managed_config c',
+                              'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix) INTO cfg;
+    IF cfg.epoch IS NOT NULL THEN
         PERFORM snowflake_id_managed.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
         IF cfg.worker_id IS NOT NULL THEN
             PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
         END IF;
     END IF;
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
 END
 $kept$;
-DROP SCHEMA snowflake_id_managed_previous CASCADE;
-DROP SCHEMA snowflake_id_managed_lock_previous CASCADE;
 DO $narrow$
 BEGIN
     RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_managed_state)'

@@ -187,6 +187,10 @@ BEGIN
         RAISE EXCEPTION 'snowflake_id: the timestamp bits of this layout cannot reach past today from epoch %', epoch
             USING ERRCODE = '22023', HINT = 'Give a later epoch or fewer worker and sequence bits.';
     END IF;
+    -- Not over a counter that counts in another layout (a reinstall's, whose
+    -- layout the install took over): the decoders would be baked for this
+    -- one and decode the stored IDs wrongly.
+    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
     -- Checked again on the row as it is when written: a worker id set by a
     -- transaction that committed after the check above (its row was not
     -- there to lock) wins, and this change is refused.

@@ -16,8 +16,12 @@
 -- strips grants beyond what drawing needs), and the earlier internals go.
 
 CREATE SCHEMA IF NOT EXISTS snowflake_id_managed_state;
-ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
+-- The generation first, then the counter, then the offset: the order in
+-- which 0.7.0's draws lock them, so that a draw running as the update
+-- starts waits for it rather than deadlock with it (docs/managed.md still
+-- asks to stop drawing during the update).
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
 ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_managed_state;
 -- 0.7.0 let every role draw (PUBLIC had USAGE on the schema and the
 -- counter, SELECT on the generation and the offset); the sequences keep
@@ -25,27 +29,40 @@ ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflak
 -- applications that drew before still draw after the update. A fresh 0.8.0
 -- install grants nothing: the NOTICE at the end says how to narrow it.
 GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
-ALTER SCHEMA snowflake_id_managed RENAME TO snowflake_id_managed_previous;
-ALTER SCHEMA snowflake_id_managed_lock RENAME TO snowflake_id_managed_lock_previous;
+-- Renamed to names no role can create in advance (a random suffix, kept in
+-- a transaction-local setting): a role with CREATE on the database that
+-- made a schema of the fixed name first would stop the update.
+DO $rename$
+DECLARE
+    suffix pg_catalog.text := pg_catalog.substr(pg_catalog.md5(pg_catalog.random()::pg_catalog.text
+        OPERATOR(pg_catalog.||) pg_catalog.clock_timestamp()::pg_catalog.text
+        OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text), 1, 24);
+BEGIN
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+    PERFORM pg_catalog.set_config('snowflake_id_managed.previous', suffix, true);
+END
+$rename$;
 
 -- @snowflake_id_install_in_place@
 
 DO $kept$
 DECLARE
     cfg record;
+    suffix pg_catalog.text := pg_catalog.current_setting('snowflake_id_managed.previous');
 BEGIN
-    SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits INTO cfg
-      FROM snowflake_id_managed_previous.snowflake_managed_config c;
-    IF FOUND THEN
+    EXECUTE pg_catalog.format('SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits FROM %I.snowflake_managed_config c',
+                              'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix) INTO cfg;
+    IF cfg.epoch IS NOT NULL THEN
         PERFORM snowflake_id_managed.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
         IF cfg.worker_id IS NOT NULL THEN
             PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
         END IF;
     END IF;
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
 END
 $kept$;
-DROP SCHEMA snowflake_id_managed_previous CASCADE;
-DROP SCHEMA snowflake_id_managed_lock_previous CASCADE;
 DO $narrow$
 BEGIN
     RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_managed_state)'
