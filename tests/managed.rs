@@ -2784,3 +2784,65 @@ fn a_reinstall_refuses_a_layout_its_counter_does_not_count_in() {
     let next = draw(&mut admin, 1)[0];
     assert!(next > id && (next >> 14) & 255 == 200);
 }
+
+/// Worker id changes in a row while sessions draw one ID at a time, in a
+/// layout with no sequence bits (every draw takes a millisecond of its own,
+/// so the counter runs ahead of the clock and every draw races the
+/// switches): each session's IDs increase, and no two IDs of one
+/// millisecond carry two worker ids. A switch that read the counter before
+/// it moved the generation set the counter back under a value a fast path
+/// had just drawn, which then came out again under the new worker id.
+#[test]
+fn worker_id_changes_racing_draws_never_set_the_counter_back() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &["max_connections = 40"]);
+    m.register("app");
+    let mut admin = m.admin();
+    admin
+        .batch_execute(&format!(
+            "CREATE EXTENSION snowflake_id;
+             SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00', 10, 0);
+             SELECT snowflake_id_managed.snowflake_set_worker_id(1000);
+             {}",
+            grant_draw("app")
+        ))
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let drawn = Arc::new(AtomicUsize::new(0));
+    let drawers: Vec<_> = (0..3)
+        .map(|_| {
+            let mut client = m.as_user("app", "app");
+            let (stop, drawn) = (stop.clone(), drawn.clone());
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    got.push(one(&mut client, "SELECT snowflake_nextval()"));
+                    drawn.fetch_add(1, Ordering::Relaxed);
+                }
+                got
+            })
+        })
+        .collect();
+    // Down from 999 (a worker id below the one in force, so that an ID
+    // handed out again under the new one would be smaller), round after
+    // round, until 600 switches have raced 12,000 draws, however long a
+    // loaded machine takes.
+    let hang_guard = Instant::now() + HANG_GUARD;
+    let mut switches = 0;
+    while switches < 600 || drawn.load(Ordering::Relaxed) < 12_000 {
+        assert!(Instant::now() < hang_guard, "{switches} switches, {} draws", drawn.load(Ordering::Relaxed));
+        let worker = 999 - switches % 999;
+        admin.batch_execute(&format!("SELECT snowflake_id_managed.snowflake_set_worker_id({worker})")).unwrap();
+        switches += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let sessions: Vec<Vec<i64>> = drawers.into_iter().map(|h| h.join().expect("drawer")).collect();
+    let mut all: Vec<i64> = sessions.concat();
+    for (i, got) in sessions.iter().enumerate() {
+        let down = got.windows(2).filter(|w| w[1] <= w[0]).count();
+        assert_eq!(down, 0, "session {i}: {down} IDs at or below the one before them");
+    }
+    all.sort_unstable();
+    let shared_ms = all.windows(2).filter(|w| w[0] >> 10 == w[1] >> 10 && w[0] & 1023 != w[1] & 1023).count();
+    assert_eq!(shared_ms, 0, "{shared_ms} milliseconds drawn in under two worker ids");
+}

@@ -927,6 +927,14 @@ BEGIN
         IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'SFRAI';
         END IF;
+        -- The generation first (why: below), and the counter read after it,
+        -- as a raise reads it after its odd bump: a fast-path draw that took
+        -- a counter value under the old even generation took it before the
+        -- bump, so the read sees it and the counter moves past it. Read
+        -- before the bump, such a value could be above what was read, and
+        -- the counter set back under it would hand the same values out again
+        -- under the new worker id, smaller than IDs already returned.
+        PERFORM pg_catalog.setval(generation, (((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40) + 1, true);
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         f := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
         target := ((greatest(cur, f) >> sequence_bits) + 1) << sequence_bits;
@@ -936,8 +944,8 @@ BEGIN
         -- The sequences are not transactional and the caller may be stopped
         -- between any two of these steps (pg_cancel_backend at its COMMIT,
         -- an error, a crash); each step leaves a state that is safe as it
-        -- stands. First the generation goes to the next worker id's range,
-        -- odd: every fast path baked before reads a generation above its
+        -- stands. First (above) the generation goes to the next worker id's
+        -- range, odd: every fast path baked before reads a generation above its
         -- range from now on, whatever happens after, and takes the slow
         -- path, which composes with the worker id in force as it reads it
         -- between two equal even generations; a draw in flight sees the
@@ -952,7 +960,6 @@ BEGIN
         -- last step let the next raise make the old range valid again, and
         -- fast paths baked for the old worker id issued beside the slow
         -- path's new one.
-        PERFORM pg_catalog.setval(generation, (((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40) + 1, true);
         PERFORM pg_catalog.setval(counter, target - 1, true);
         PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass,
             (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits, true);
