@@ -130,10 +130,9 @@ fn every_function_of_the_managed_edition_is_in_functions_md() {
     let mut c = Cluster::init(&[]);
     c.start();
     c.sql("CREATE DATABASE plain");
-    let out = std::process::Command::new(c.tool("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(c.socket_dir())
-        .args(["-p", &c.port.to_string(), "-U", "postgres", "-d", "plain", "-f"])
+    let out = c
+        .psql("postgres", "plain")
+        .arg("-f")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/dist/snowflake_id_plain.sql"))
         .output()
         .expect("psql");

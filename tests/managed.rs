@@ -112,10 +112,10 @@ impl Managed {
 
     /// Runs a dist/ script with psql as `user` in `db`.
     fn psql_file(&self, user: &str, db: &str, file: &str, options: &str) {
-        let out = Command::new(self.cluster.tool("psql"))
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-            .arg(self.cluster.socket_dir())
-            .args(["-p", &self.cluster.port.to_string(), "-U", user, "-d", db, "-f", &repo_file(file)])
+        let out = self
+            .cluster
+            .psql(user, db)
+            .args(["-f", &repo_file(file)])
             .env("PGOPTIONS", options)
             .output()
             .expect("psql");
@@ -813,13 +813,7 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     check("managed.sh for the next version", made);
     let script = out.join("snowflake_id_pg_tle.sql");
     std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let ran = Command::new(m.cluster.tool("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(m.cluster.socket_dir())
-        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
-        .arg(&script)
-        .output()
-        .unwrap();
+    let ran = m.cluster.psql("admin", "app").arg("-f").arg(&script).output().unwrap();
     check("the next version's pg_tle script", ran);
     let max_drift = |c: &mut Client| one(c, "SELECT max_drift_ms FROM snowflake_id_status");
     assert_eq!(max_drift(&mut admin), 1000);
@@ -837,13 +831,7 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     // A new database gets the new version by default.
     m.cluster.sql("CREATE DATABASE fresh OWNER admin");
     m.as_user("postgres", "fresh").batch_execute("CREATE EXTENSION pg_tle").unwrap();
-    let ran = Command::new(m.cluster.tool("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(m.cluster.socket_dir())
-        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "fresh", "-f"])
-        .arg(&script)
-        .output()
-        .unwrap();
+    let ran = m.cluster.psql("admin", "fresh").arg("-f").arg(&script).output().unwrap();
     check("the next version's pg_tle script in a new database", ran);
     let mut fresh = m.as_user("admin", "fresh");
     fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
@@ -1219,13 +1207,8 @@ fn a_foreign_internal_schema_stops_the_install() {
     let (code, text) = sqlstate_of(&mut m.admin(), "CREATE EXTENSION snowflake_id");
     assert_eq!(code, "42P06", "{text}");
     assert!(text.contains("owner app"), "{text}");
-    let out = Command::new(m.cluster.tool("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(m.cluster.socket_dir())
-        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
-        .arg(repo_file("dist/snowflake_id_plain.sql"))
-        .output()
-        .unwrap();
+    let out =
+        m.cluster.psql("admin", "plain").arg("-f").arg(repo_file("dist/snowflake_id_plain.sql")).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("exists already (owner app)"), "{stderr}");
     // Dropped, the install goes through.
@@ -1236,10 +1219,11 @@ fn a_foreign_internal_schema_stops_the_install() {
     // hint does not send the DBA to install as the role that made it.
     m.as_user("app", "plain").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
     m.as_user("app", "plain").batch_execute("CREATE SCHEMA snowflake_id_managed_state").unwrap();
-    let out = Command::new(m.cluster.tool("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-h"])
-        .arg(m.cluster.socket_dir())
-        .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "plain", "-f"])
+    let out = m
+        .cluster
+        .psql("admin", "plain")
+        .args(["-v", "VERBOSITY=verbose"])
+        .arg("-f")
         .arg(repo_file("dist/snowflake_id_plain.sql"))
         .output()
         .unwrap();
@@ -1376,10 +1360,10 @@ fn plants_of_the_managed_names_stop_both_installs() {
             let e = if db == "app" {
                 common::sql_error(&mut admin, "CREATE EXTENSION snowflake_id")
             } else {
-                let out = Command::new(m.cluster.tool("psql"))
-                    .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-                    .arg(m.cluster.socket_dir())
-                    .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", db, "-f"])
+                let out = m
+                    .cluster
+                    .psql("admin", db)
+                    .arg("-f")
                     .arg(repo_file("dist/snowflake_id_plain.sql"))
                     .output()
                     .unwrap();
@@ -2012,16 +1996,7 @@ fn a_serial_table_converts_by_the_recipe() {
     std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let file = work.path().join("convert.sql");
     std::fs::write(&file, recipe).unwrap();
-    check(
-        "the recipe",
-        Command::new(m.cluster.tool("psql"))
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", "-h"])
-            .arg(m.cluster.socket_dir())
-            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
-            .arg(&file)
-            .output()
-            .unwrap(),
-    );
+    check("the recipe", m.cluster.psql("admin", "app").args(["-1"]).arg("-f").arg(&file).output().unwrap());
     let id = one(&mut admin, "INSERT INTO orders (note) VALUES ('new') RETURNING id");
     assert!(id > max && worker_of(id) == 5, "{id}");
     admin.batch_execute(&format!("INSERT INTO order_lines VALUES ({id}, 2)")).unwrap();
@@ -2183,13 +2158,7 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     let old_script = work.path().join("pg_tle-0.7.0.sql");
     std::fs::write(&old_script, &old.stdout).unwrap();
     let psql = |file: &std::path::Path| {
-        let ran = Command::new(m.cluster.tool("psql"))
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-            .arg(m.cluster.socket_dir())
-            .args(["-p", &m.cluster.port.to_string(), "-U", "admin", "-d", "app", "-f"])
-            .arg(file)
-            .output()
-            .unwrap();
+        let ran = m.cluster.psql("admin", "app").arg("-f").arg(file).output().unwrap();
         check(&format!("psql -f {}", file.display()), ran)
     };
     psql(&old_script);

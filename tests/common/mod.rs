@@ -215,6 +215,22 @@ impl Cluster {
         format!("{}/{name}", self.bin)
     }
 
+    /// psql as `user` in `db` through this cluster's socket, run as the docs
+    /// give every command (`-X -q -v ON_ERROR_STOP=1`: a failing statement
+    /// fails the run); the caller adds `-f FILE` or other options.
+    pub fn psql(&self, user: &str, db: &str) -> Command {
+        let mut psql = Command::new(self.tool("psql"));
+        psql.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"]).arg(self.socket_dir()).args([
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            user,
+            "-d",
+            db,
+        ]);
+        psql
+    }
+
     /// initdb a new cluster with `conf` appended to postgresql.conf. Not started.
     pub fn init(conf: &[&str]) -> Cluster {
         Cluster::init_with_bin(bin(), &[], conf)
