@@ -64,7 +64,7 @@ declare -A ALLOWED=() ALLOWED_WHY=()
 # lists exactly the functions of the extension that are. The registry's five
 # functions called by nodes must be: nodes call them with EXECUTE on them alone
 # and they write the lease and history tables the nodes may not touch
-# (sql/registry.sql).
+# (sql/install/registry.sql).
 # And "conflicting proc definitions (same names and input datatypes)", which
 # ignores schemas: since 0.7.0 the wrappers in snowflake_id_internal (what
 # nodes call over libpq, convert's callees, the guard's entry points: bound
@@ -73,7 +73,7 @@ declare -A ALLOWED=() ALLOWED_WHY=()
 ALLOWED[opr_sanity]='^ *[0-9]+ \| snowflake_registry_(acquire|renew|release|history_of|record_history) *$|^ *[0-9]+ \| snowflake_[a-z_]+ *\| *[0-9]+ \| snowflake_[a-z_]+ *$'
 ALLOWED_WHY[opr_sanity]="lists the registry's SECURITY DEFINER functions snowflake_registry_acquire, _renew, _release, _history_of and _record_history (by design: nodes may only EXECUTE them), and the wrappers in snowflake_id_internal beside the functions of the same names and argument types they call (by design: bound calls in a schema no other role creates in)"
 # event_trigger lists every event trigger of the database: the extension's
-# one (the logical replication guard's, sql/logical.sql) is there with the
+# one (the logical replication guard's, sql/install/logical.sql) is there with the
 # extension created. That it changes nothing else the suite checks (its
 # own event triggers, every CREATE and ALTER TABLE) is what the rest of the
 # comparison shows.

@@ -87,7 +87,7 @@ $guard$;
 -- ============================================================================
 -- 1. snowflake_decode(NULL) is NULL again, as in 0.1.0 (0.2.0 gave a row of
 --    NULLs), with field twins that keep (snowflake_decode(id)).ts a plain
---    accessor call (sql/decode.sql).
+--    accessor call (sql/install/decode.sql).
 -- ============================================================================
 
 -- snowflake_decode is plain SQL over the C accessors so that the planner
@@ -134,7 +134,7 @@ CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bit
 -- ============================================================================
 -- 2. snowflake_convert widens foreign keys of partitioned tables on the
 --    partitioned table (not on each partition), converts a partitioned table's
---    key, and refuses a lone partition (sql/convert.sql).
+--    key, and refuses a lone partition (sql/install/convert.sql).
 -- ============================================================================
 
 -- snowflake_convert: moves one key column of an existing table from a
@@ -375,7 +375,7 @@ COMMENT ON VIEW snowflake_id_status IS
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
 
 -- ============================================================================
--- 4. The worker id registry (sql/registry.sql, the same text): the tables,
+-- 4. The worker id registry (sql/install/registry.sql, the same text): the tables,
 --    functions and view a registry database serves to a fleet of nodes.
 -- ============================================================================
 

@@ -97,7 +97,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_nextval_at(timestamptz) FROM PUBLIC;
 
 -- ============================================================================
 -- 2. snowflake_convert gains rekey_by: existing keys become past-instant IDs
---    at their rows' time, through the foreign-key chain (sql/convert.sql).
+--    at their rows' time, through the foreign-key chain (sql/install/convert.sql).
 -- ============================================================================
 DROP FUNCTION snowflake_convert(regclass, name, boolean);
 -- snowflake_convert: moves one key column of an existing table from a
@@ -366,7 +366,7 @@ COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean, name) IS
 
 -- ============================================================================
 -- 3. Past-instant IDs under a worker id leased from a registry: the registry
---    records every claim of history slots (sql/registry.sql).
+--    records every claim of history slots (sql/install/registry.sql).
 -- ============================================================================
 -- Past-instant IDs (snowflake_nextval_at) under a lease: every claim of
 -- history slots a holder made, recorded before the holder used it, so that
@@ -733,7 +733,7 @@ $release$;
 -- ============================================================================
 -- 5. snowflake_cluster_check(): every node of a Citus cluster with an unset
 --    or shared worker id or another layout, from the coordinator
---    (sql/cluster.sql).
+--    (sql/install/cluster.sql).
 -- ============================================================================
 -- snowflake_cluster_check(): from a Citus coordinator, every node whose IDs
 -- could repeat or decode wrongly, by name. Citus evaluates a column's

@@ -111,7 +111,7 @@ $guard$;
 --    planted public.snowflake_timestamp(integer) won the bare 0 of 0.4.0, as
 --    the caller), and converts only tables the caller owns: a table of
 --    another role in the foreign-key chain is refused with 42501 naming it
---    and its owner, before anything runs, dry runs too (sql/convert.sql).
+--    and its owner, before anything runs, dry runs too (sql/install/convert.sql).
 -- ============================================================================
 CREATE OR REPLACE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
     RETURNS SETOF text
@@ -429,7 +429,7 @@ $convert$;
 -- 2. The decoders name @extschema@ for everything they call. Their bodies
 --    are bound when created: replacing them binds them again to the
 --    extension's accessors, whatever a schema on the update's path holds
---    (sql/decode.sql). They stay inlinable: no SET clause.
+--    (sql/install/decode.sql). They stay inlinable: no SET clause.
 -- ============================================================================
 CREATE OR REPLACE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -479,7 +479,7 @@ CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, w
 -- 3. The registry's staleness test and its view name pg_catalog for every
 --    built-in not called with exact types (bigint / numeric, to_timestamp,
 --    make_interval): bound at CREATE, they would keep whatever overload a
---    schema on the install's path offered (sql/registry.sql).
+--    schema on the install's path offered (sql/install/registry.sql).
 -- ============================================================================
 CREATE OR REPLACE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
     RETURNS boolean
@@ -507,7 +507,7 @@ SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l
 --    pg_catalog for every function, operator and type, and goes only to a
 --    node whose snowflake_id_status is the extension's view: a node without
 --    the extension had another role's view of that name queried as a
---    superuser (sql/cluster.sql).
+--    superuser (sql/install/cluster.sql).
 -- ============================================================================
 CREATE OR REPLACE FUNCTION snowflake_cluster_check()
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
@@ -641,14 +641,14 @@ END
 $check$;
 
 -- ============================================================================
--- 5. The status view names the function it reads (sql/finalize.sql).
+-- 5. The status view names the function it reads (sql/install/finalize.sql).
 -- ============================================================================
 CREATE OR REPLACE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
 
 -- ============================================================================
 -- 6. Look-alikes already beside the extension's functions. A fresh install
 --    of 0.5.0 refuses to start next to a function of another role under one
---    of its names (sql/types.sql); a database that has one since before gets
+--    of its names (sql/install/types.sql); a database that has one since before gets
 --    a WARNING naming each, rather than a refused security update: the
 --    bodies above no longer call them, but an untyped call of yours may
 --    (snowflake_timestamp(0) calls a planted snowflake_timestamp(integer)).
@@ -731,7 +731,7 @@ CREATE FUNCTION @extschema@.snowflake_nextval_array(n pg_catalog.int4) RETURNS p
     AS 'MODULE_PATHNAME', 'snowflake_nextval_array_wrapper';
 
 -- ============================================================================
--- 9. The logical replication guard: the objects of sql/logical.sql,
+-- 9. The logical replication guard: the objects of sql/install/logical.sql,
 --    word for word, then the guard put on every existing table whose key
 --    defaults to snowflake_nextval() (a fresh install has no such table yet;
 --    the event trigger covers every table made afterwards).

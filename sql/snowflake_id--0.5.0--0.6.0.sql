@@ -120,7 +120,7 @@ CREATE FUNCTION @extschema@.snowflake_logical_peers() RETURNS TABLE (
     AS 'MODULE_PATHNAME', 'snowflake_logical_peers_wrapper';
 
 -- ============================================================================
--- 2. snowflake_cluster_check() checks logical peers too (sql/cluster.sql).
+-- 2. snowflake_cluster_check() checks logical peers too (sql/install/cluster.sql).
 -- ============================================================================
 -- What snowflake_logical_peers() answers, as the check reads it: through a
 -- view, bound to the function itself when the extension is created. A call

@@ -64,7 +64,7 @@ BEGIN
 END
 $bound_guard$;
 
--- The registry's bodies, as sql/registry.sql has them in 0.7.0: acquire and
+-- The registry's bodies, as sql/install/registry.sql has them in 0.7.0: acquire and
 -- renew write out the tests they called by name (free, check_holder); the
 -- history functions call check_holder from SQL-standard bodies, bound now.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_acquire(
@@ -327,7 +327,7 @@ BEGIN ATOMIC
                 snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
         ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
 END;
--- The schema of what is called by name at run time, as sql/internal.sql
+-- The schema of what is called by name at run time, as sql/install/internal.sql
 -- creates it (the reasons are there).
 CREATE SCHEMA snowflake_id_internal;
 COMMENT ON SCHEMA snowflake_id_internal IS
@@ -354,7 +354,7 @@ $acl$;
 GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
 
 -- The registry (src/service/registry_session.rs): the five functions of
--- sql/registry.sql a node calls. A 0.6.0 node still calls them in
+-- sql/install/registry.sql a node calls. A 0.6.0 node still calls them in
 -- @extschema@ by name.
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
@@ -420,7 +420,7 @@ BEGIN ATOMIC
                snowflake_registry_record_history.level);
 END;
 
--- What snowflake_convert() runs (sql/convert.sql): the decoder it reads the
+-- What snowflake_convert() runs (sql/install/convert.sql): the decoder it reads the
 -- epoch with, and the generators its statements call.
 CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE
@@ -461,7 +461,7 @@ BEGIN
 END
 $writers$;
 
--- snowflake_convert(), as sql/convert.sql has it in 0.7.0: what it calls at run
+-- snowflake_convert(), as sql/install/convert.sql has it in 0.7.0: what it calls at run
 -- time goes through snowflake_id_internal or the status view.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
     RETURNS SETOF text
@@ -781,7 +781,7 @@ $convert$;
 -- cannot guard instead of aborting as a whole; the event trigger's function
 -- does the guard's work itself instead of calling it by name (another
 -- role's overload with a defaulted argument made that call "not unique").
--- The bodies of sql/logical.sql, word for word (tests/upgrade.rs compares
+-- The bodies of sql/install/logical.sql, word for word (tests/upgrade.rs compares
 -- the catalogs with a fresh install's). Same signatures: replaced in place,
 -- so that the event trigger keeps its function.
 
@@ -970,7 +970,7 @@ $ddl$;
 
 -- ==== section: guard entry points ====
 -- The calls the logical guard's WARNINGs and the
--- docs give, in snowflake_id_internal; sql/guard_entry.sql word for word
+-- docs give, in snowflake_id_internal; sql/install/guard_entry.sql word for word
 -- (tests/upgrade.rs compares the catalogs with a fresh install's).
 --
 -- Their bodies bind @extschema@.snowflake_logical_guard(regclass) now:
@@ -1013,7 +1013,7 @@ END
 $entry_guard$;
 
 -- The logical replication guard's entry points, in the extension's schema
--- snowflake_id_internal (sql/internal.sql), where no role but the
+-- snowflake_id_internal (sql/install/internal.sql), where no role but the
 -- extension's owner may create. A role that may create in @extschema@
 -- (often public) can put snowflake_logical_guard() and
 -- snowflake_logical_guard(tbl regclass, x integer DEFAULT 0) beside the

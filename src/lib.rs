@@ -28,9 +28,9 @@ mod worker;
 
 ::pgrx::pg_module_magic!();
 
-extension_sql_file!("../sql/types.sql", name = "types", bootstrap);
+extension_sql_file!("../sql/install/types.sql", name = "types", bootstrap);
 extension_sql_file!(
-    "../sql/decode.sql",
+    "../sql/install/decode.sql",
     name = "decode",
     requires = [
         "types",
@@ -43,14 +43,14 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/convert.sql",
+    "../sql/install/convert.sql",
     name = "convert",
     requires =
         [api::functions::snowflake_nextval, api::functions::snowflake_from_timestamp, api::status::snowflake_id_status]
 );
-extension_sql_file!("../sql/registry.sql", name = "registry");
+extension_sql_file!("../sql/install/registry.sql", name = "registry");
 extension_sql_file!(
-    "../sql/internal.sql",
+    "../sql/install/internal.sql",
     name = "internal",
     requires = [
         "registry",
@@ -60,13 +60,13 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/cluster.sql",
+    "../sql/install/cluster.sql",
     name = "cluster",
     requires = [api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
 );
-extension_sql_file!("../sql/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
-extension_sql_file!("../sql/guard_entry.sql", name = "guard_entry", requires = ["internal", "logical"]);
-extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
+extension_sql_file!("../sql/install/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
+extension_sql_file!("../sql/install/guard_entry.sql", name = "guard_entry", requires = ["internal", "logical"]);
+extension_sql_file!("../sql/install/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

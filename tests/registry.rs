@@ -261,7 +261,7 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
         let code = history.map_err(refused).err().map(|e| e.0);
         let expected = if allowed { "SFL01" } else { "42501" }; // node: allowed, but holds no such lease
         assert_eq!(code.as_deref(), Some(expected), "{role}");
-        // What nodes call since 0.7.0 (sql/internal.sql): every role may
+        // What nodes call since 0.7.0 (sql/install/internal.sql): every role may
         // call it, and it grants no more than the function it calls.
         for call in [
             "SELECT * FROM snowflake_id_internal.snowflake_registry_history_of('default', 0, 1::bigint, 1::bigint)",

@@ -1,5 +1,5 @@
 //! `snowflake_logical_peers()`: what `snowflake_cluster_check()`
-//! (sql/cluster.sql) learns about the publishers of this database's
+//! (sql/install/cluster.sql) learns about the publishers of this database's
 //! subscriptions. Whom it connects to, and with whose connection string, is
 //! `service/logical_peers.rs`'s rule: only a superuser's call, only strings
 //! a superuser chose; every other subscription is a row saying why it was

@@ -110,7 +110,7 @@ pub fn require_superuser_to_advance() {
 }
 
 // Decoding. `snowflake_decode` is an SQL function over these accessors
-// (sql/decode.sql), so that the planner inlines it: `(snowflake_decode(id)).ts`
+// (sql/install/decode.sql), so that the planner inlines it: `(snowflake_decode(id)).ts`
 // becomes `snowflake_timestamp(id)`, and `FROM t, snowflake_decode(t.id)` (see
 // planner.rs) three accessor calls, with no composite built per row. The
 // forms without a layout use the server's and are STABLE (a restart may change

@@ -2,7 +2,7 @@
 //! publisher of each subscription of the current database, native
 //! (`pg_subscription`) and pglogical's (`pglogical.subscription`), asked
 //! over libpq for its `snowflake_id_status` the way the check asks a Citus
-//! node. The plpgsql body (sql/cluster.sql) compares the answers.
+//! node. The plpgsql body (sql/install/cluster.sql) compares the answers.
 //!
 //! Who is connected to, with whose credentials. A subscription's connection
 //! string is a secret (`pg_subscription.subconninfo` is hidden from
@@ -50,26 +50,26 @@ const PEER_BUDGET: Duration = Duration::from_secs(3);
 /// one, briefly.
 const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 
-/// sql/cluster.sql, whose `snowflake_cluster_check()` asks each Citus node
+/// sql/install/cluster.sql, whose `snowflake_cluster_check()` asks each Citus node
 /// the same two questions this module asks each publisher: its texts are
 /// the one place they are written, read from it here, so that the two
 /// cannot drift apart.
-const CLUSTER_SQL: &str = include_str!("../../sql/cluster.sql");
+const CLUSTER_SQL: &str = include_str!("../../sql/install/cluster.sql");
 
-/// The text of the PL/pgSQL variable `name` in sql/cluster.sql: what
+/// The text of the PL/pgSQL variable `name` in sql/install/cluster.sql: what
 /// follows `<name> text := $q$` up to the next `$q$`.
 fn cluster_sql_text(name: &str) -> &'static str {
     let start = format!("{name} text := $q$");
     let from = CLUSTER_SQL.find(&start).map(|i| i + start.len());
     let text = from.and_then(|from| CLUSTER_SQL[from..].find("$q$").map(|len| &CLUSTER_SQL[from..from + len]));
-    // A build whose sql/cluster.sql lost the variable fails every test of
+    // A build whose sql/install/cluster.sql lost the variable fails every test of
     // the peers at once, rather than querying with an empty text.
-    text.unwrap_or_else(|| panic!("sql/cluster.sql has no {name}"))
+    text.unwrap_or_else(|| panic!("sql/install/cluster.sql has no {name}"))
 }
 
 /// Asked of each publisher first: the schema its snowflake_id lives in, if
 /// its snowflake_id_status is the extension's view (quoted; empty
-/// otherwise): sql/cluster.sql's `probe_query`. A view of that name an
+/// otherwise): sql/install/cluster.sql's `probe_query`. A view of that name an
 /// ordinary role created on the publisher would run its functions as the
 /// connecting role, so it is never queried. The session's search_path is
 /// pinned by `Connection::open`; every name is qualified besides.
@@ -77,7 +77,7 @@ fn probe() -> &'static str {
     cluster_sql_text("probe_query")
 }
 
-/// The publisher's status as one JSON object, as sql/cluster.sql's
+/// The publisher's status as one JSON object, as sql/install/cluster.sql's
 /// `status_template` asks a Citus node, in the publisher's schema of the
 /// extension (quoted, as the probe answered it).
 fn status(schema: &str) -> String {

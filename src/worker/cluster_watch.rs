@@ -26,7 +26,7 @@
 //! any role may have created functions in `public`: every statement here
 //! names `pg_catalog` (the session's search_path is pinned besides, by
 //! `pg/libpq.rs`), and `snowflake_cluster_check()`'s body is written the
-//! same way (`sql/cluster.sql`). An unqualified `quote_ident(...)` made an
+//! same way (`sql/install/cluster.sql`). An unqualified `quote_ident(...)` made an
 //! ordinary role a superuser within ten seconds (before 0.5.0).
 
 use std::collections::{HashMap, HashSet};

@@ -16,7 +16,7 @@
 -- win. And since a PL/pgSQL body and the statements it runs look their
 -- calls up by name at run time, where one more overload with a defaulted
 -- argument makes a call "not unique", they call the extension's functions
--- through snowflake_id_internal (sql/internal.sql: no other role creates
+-- through snowflake_id_internal (sql/install/internal.sql: no other role creates
 -- there, and its bodies are bound when created) or read the status view
 -- (bound to its function). The one call left by name is the column's new
 -- DEFAULT, which must be the extension's own snowflake_nextval(): an

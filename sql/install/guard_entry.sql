@@ -1,5 +1,5 @@
 -- The logical replication guard's entry points, in the extension's schema
--- snowflake_id_internal (sql/internal.sql), where no role but the
+-- snowflake_id_internal (sql/install/internal.sql), where no role but the
 -- extension's owner may create. A role that may create in @extschema@
 -- (often public) can put snowflake_logical_guard() and
 -- snowflake_logical_guard(tbl regclass, x integer DEFAULT 0) beside the

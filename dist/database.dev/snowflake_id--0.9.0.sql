@@ -93,7 +93,7 @@ BEGIN
 END
 $guard_managed$;
 
--- ==== sql/types.sql ====
+-- ==== sql/install/types.sql ====
 -- Nothing of another role's where CREATE EXTENSION makes the extension's
 -- objects (since 0.5.0). An object of one of their names in @extschema@ makes a
 -- CREATE of this script fail with a bare "already exists", or (a function of
@@ -290,7 +290,7 @@ BEGIN
 END
 $schema$;
 CREATE SCHEMA snowflake_id_managed;
-COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition 0.8.0: internal functions (docs/managed.md)';
+COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition 0.9.0: internal functions (docs/managed.md)';
 CREATE SCHEMA snowflake_id_managed_lock;
 -- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
 -- SCHEMAS granted as they were created: every grant but the owner's goes
@@ -1975,7 +1975,7 @@ CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
 COMMENT ON FUNCTION snowflake_id_span(interval) IS
     'how many IDs of one worker''s numbering a span of time covers, with this database''s layout';
 
--- ==== sql/decode.sql ====
+-- ==== sql/install/decode.sql ====
 -- These bodies are parsed once, at CREATE (SQL-standard bodies), with the
 -- search_path of the install or update script: @extschema@ first, often
 -- public, where another role may have planted look-alikes. So they name

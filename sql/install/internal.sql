@@ -56,7 +56,7 @@ $acl$;
 GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
 
 -- The registry (src/service/registry_session.rs): the five functions of
--- sql/registry.sql a node calls. A 0.6.0 node still calls them in
+-- sql/install/registry.sql a node calls. A 0.6.0 node still calls them in
 -- @extschema@ by name.
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
@@ -122,7 +122,7 @@ BEGIN ATOMIC
                snowflake_registry_record_history.level);
 END;
 
--- What snowflake_convert() runs (sql/convert.sql): the decoder it reads the
+-- What snowflake_convert() runs (sql/install/convert.sql): the decoder it reads the
 -- epoch with, and the generators its statements call.
 CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE

@@ -1,0 +1,3 @@
+-- snowflake_id 0.8.0 -> 0.9.0, managed edition under pg_tle (ALTER EXTENSION
+-- snowflake_id UPDATE): this version's install, run over 0.8.0's objects.
+-- @snowflake_id_install_in_place@
