@@ -29,11 +29,14 @@ mod worker;
 ::pgrx::pg_module_magic!();
 
 extension_sql_file!("../sql/install/types.sql", name = "types", bootstrap);
+extension_sql_file!("../sql/install/internal_schema.sql", name = "internal_schema", requires = ["types"]);
+extension_sql_file!("../sql/install/library_functions.sql", name = "library_functions", requires = ["internal_schema"]);
 extension_sql_file!(
     "../sql/install/decode.sql",
     name = "decode",
     requires = [
         "types",
+        "library_functions",
         api::functions::snowflake_timestamp,
         api::functions::snowflake_worker_id,
         api::functions::snowflake_sequence,
@@ -45,24 +48,14 @@ extension_sql_file!(
 extension_sql_file!(
     "../sql/install/convert.sql",
     name = "convert",
-    requires =
-        [api::functions::snowflake_nextval, api::functions::snowflake_from_timestamp, api::status::snowflake_id_status]
+    requires = ["library_functions", api::functions::snowflake_nextval]
 );
 extension_sql_file!("../sql/install/registry.sql", name = "registry");
-extension_sql_file!(
-    "../sql/install/internal.sql",
-    name = "internal",
-    requires = [
-        "registry",
-        api::functions::snowflake_timestamp,
-        api::functions::snowflake_from_timestamp,
-        api::functions::snowflake_nextval_at
-    ]
-);
+extension_sql_file!("../sql/install/internal.sql", name = "internal", requires = ["registry", "internal_schema"]);
 extension_sql_file!(
     "../sql/install/cluster.sql",
     name = "cluster",
-    requires = [api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
+    requires = ["library_functions", api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
 );
 extension_sql_file!("../sql/install/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
 extension_sql_file!("../sql/install/guard_entry.sql", name = "guard_entry", requires = ["internal", "logical"]);

@@ -36,7 +36,7 @@
 -- 0) and make every call ambiguous, the cluster watch's too; a relation's
 -- name has no overloads.
 CREATE VIEW snowflake_logical_peer_answers AS
-    SELECT p.node, p.status, p.trouble FROM @extschema@.snowflake_logical_peers() p;
+    SELECT p.node, p.status, p.trouble FROM snowflake_id_internal.snowflake_logical_peers() p;
 GRANT SELECT ON snowflake_logical_peer_answers TO PUBLIC;
 
 CREATE FUNCTION snowflake_cluster_check()

@@ -17,8 +17,8 @@
 CREATE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL THEN NULL
-                ELSE ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-                         @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts
+                ELSE ROW(snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+                         snowflake_id_internal.snowflake_sequence(id))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
     'the instant, worker id and sequence of a snowflake ID, with this server''s layout';
@@ -27,9 +27,9 @@ CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, worker_bits integ
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL OR epoch IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL THEN NULL
-                ELSE ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-                         @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-                         @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
+                ELSE ROW(snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+                         snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+                         snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
     'the instant, worker id and sequence of a snowflake ID made with the given epoch and bit split';
@@ -40,14 +40,14 @@ COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
 -- not these.
 CREATE FUNCTION snowflake_decode_fields(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-               @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts;
+    RETURN ROW(snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+               snowflake_id_internal.snowflake_sequence(id))::@extschema@.snowflake_parts;
 CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
+    RETURN ROW(snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
 
 -- The set-returning twins of snowflake_decode, one row each. PostgreSQL
 -- inlines an SQL function in FROM only if it returns a set; the extension's
@@ -57,14 +57,14 @@ CREATE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bit
 CREATE FUNCTION snowflake_decode_rows(id bigint) RETURNS SETOF snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT @extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-               @extschema@.snowflake_sequence(id);
+        SELECT snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+               snowflake_id_internal.snowflake_sequence(id);
     END;
 CREATE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS SETOF snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT @extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
+        SELECT snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
     END;

@@ -1,5 +1,8 @@
 -- The generator's state as a view, for monitoring: SELECT * FROM snowflake_id_status;
-CREATE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
+-- It reads the function's twin in snowflake_id_internal, where no other
+-- role can put a look-alike that would make the view's text ambiguous when
+-- pg_upgrade or pg_dump re-create it (sql/install/library_functions.sql).
+CREATE VIEW snowflake_id_status AS SELECT * FROM snowflake_id_internal.snowflake_id_status();
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator: layout, logical vs wall clock, durable mark and counters since server start';
 -- Readable by every role, like PostgreSQL's own statistics views (the
