@@ -50,15 +50,23 @@ extension_sql_file!(
     name = "convert",
     requires = ["library_functions", api::functions::snowflake_nextval]
 );
-extension_sql_file!("../sql/install/registry.sql", name = "registry");
-extension_sql_file!("../sql/install/internal.sql", name = "internal", requires = ["registry", "internal_schema"]);
+extension_sql_file!("../sql/install/registry_tables.sql", name = "registry_tables");
+extension_sql_file!(
+    "../sql/install/registry_functions.sql",
+    name = "registry_functions",
+    requires = ["registry_tables", "internal_schema"]
+);
+extension_sql_file!("../sql/install/registry_entry.sql", name = "registry_entry", requires = ["registry_functions"]);
 extension_sql_file!(
     "../sql/install/cluster.sql",
     name = "cluster",
     requires = ["library_functions", api::status::snowflake_id_status, api::cluster::snowflake_logical_peers]
 );
-extension_sql_file!("../sql/install/logical.sql", name = "logical", requires = [api::functions::snowflake_nextval]);
-extension_sql_file!("../sql/install/guard_entry.sql", name = "guard_entry", requires = ["internal", "logical"]);
+extension_sql_file!(
+    "../sql/install/logical.sql",
+    name = "logical",
+    requires = ["internal_schema", api::functions::snowflake_nextval]
+);
 extension_sql_file!("../sql/install/finalize.sql", name = "finalize", finalize);
 
 #[pg_guard]

@@ -39,7 +39,7 @@ CREATE VIEW snowflake_logical_peer_answers AS
     SELECT p.node, p.status, p.trouble FROM snowflake_id_internal.snowflake_logical_peers() p;
 GRANT SELECT ON snowflake_logical_peer_answers TO PUBLIC;
 
-CREATE FUNCTION snowflake_cluster_check()
+CREATE FUNCTION snowflake_id_internal.snowflake_cluster_check()
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -219,12 +219,23 @@ BEGIN
               has_citus;
 END
 $check$;
-COMMENT ON FUNCTION snowflake_cluster_check() IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_cluster_check() IS
+    'snowflake_id: the implementation of snowflake_cluster_check()';
+
+-- The public entry point, bound to the implementation when created.
+CREATE FUNCTION @extschema@.snowflake_cluster_check()
+    RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT c.node, c.worker_id, c.layout, c.problem FROM snowflake_id_internal.snowflake_cluster_check() c;
+END;
+COMMENT ON FUNCTION @extschema@.snowflake_cluster_check() IS
     'snowflake_id on Citus and among logical peers: one row per node with an unset or shared worker id, another layout than the coordinator''s (this node''s), no answer or another problem';
 
--- What the cluster watch reads (src/worker/cluster_watch.rs), for the same
--- reason: an overload of snowflake_cluster_check() with a defaulted
--- argument would make its call by name ambiguous, and the watch silent.
+-- What the cluster watch reads (src/worker/cluster_watch.rs): a relation,
+-- whose name has no overloads, over the implementation in the owner-only
+-- schema, so that nothing planted beside the public function makes the
+-- watch silent or the view's re-creation by pg_upgrade fail.
 CREATE VIEW snowflake_cluster_problems AS
-    SELECT c.node, c.worker_id, c.layout, c.problem FROM @extschema@.snowflake_cluster_check() c;
+    SELECT c.node, c.worker_id, c.layout, c.problem FROM snowflake_id_internal.snowflake_cluster_check() c;
 GRANT SELECT ON snowflake_cluster_problems TO PUBLIC;

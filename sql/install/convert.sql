@@ -16,13 +16,14 @@
 -- win. And since a PL/pgSQL body and the statements it runs look their
 -- calls up by name at run time, where one more overload with a defaulted
 -- argument makes a call "not unique", they call the extension's functions
--- through snowflake_id_internal (sql/install/internal.sql: no other role creates
--- there, and its bodies are bound when created) or read the status view
--- (bound to its function). The one call left by name is the column's new
+-- in snowflake_id_internal (sql/install/library_functions.sql: no other
+-- role creates there) or read the status view (bound to its function).
+-- This implementation lives there too; the public snowflake_convert() below
+-- is a bound entry point into it. The one call left by name is the column's new
 -- DEFAULT, which must be the extension's own snowflake_nextval(): an
 -- overload of it planted in @extschema@ makes that statement fail, as it
 -- makes every role's own unqualified calls fail (docs/security.md).
-CREATE FUNCTION snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false, rekey_by name DEFAULT NULL)
+CREATE FUNCTION snowflake_id_internal.snowflake_convert(tbl regclass, col name, dry_run boolean, rekey_by name)
     RETURNS SETOF text
     LANGUAGE plpgsql
     -- Statements name every object schema-qualified, whatever the caller's search_path.
@@ -333,5 +334,16 @@ BEGIN
     END LOOP;
 END
 $convert$;
-COMMENT ON FUNCTION snowflake_convert(regclass, name, boolean, name) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_convert(pg_catalog.regclass, pg_catalog.name, boolean, pg_catalog.name) IS
+    'snowflake_id: the implementation of snowflake_convert()';
+
+CREATE FUNCTION @extschema@.snowflake_convert(tbl pg_catalog.regclass, col pg_catalog.name,
+                                              dry_run boolean DEFAULT false, rekey_by pg_catalog.name DEFAULT NULL)
+    RETURNS SETOF text
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT s FROM snowflake_id_internal.snowflake_convert(snowflake_convert.tbl, snowflake_convert.col,
+                                                          snowflake_convert.dry_run, snowflake_convert.rekey_by) s;
+END;
+COMMENT ON FUNCTION @extschema@.snowflake_convert(pg_catalog.regclass, pg_catalog.name, boolean, pg_catalog.name) IS
     'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint, and with rekey_by re-keys the rows to IDs of their own time';

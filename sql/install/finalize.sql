@@ -14,3 +14,30 @@ REVOKE EXECUTE ON FUNCTION snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 -- History slots are finite (a sixteenth of each millisecond per worker id):
 -- who may spend them is the DBA's choice (GRANT EXECUTE to an import role).
 REVOKE EXECUTE ON FUNCTION snowflake_nextval_at(timestamptz) FROM PUBLIC;
+
+-- Said once, where the DBA installs or updates: roles other than the
+-- schema's owner (and its members) and superusers that may create in
+-- @extschema@ (docs/security.md, trust rule 1). A WARNING, not a refusal:
+-- the extension's own calls are bound; what such a role can still do is
+-- make other roles' unqualified calls of the extension's names ambiguous.
+DO $writers$
+DECLARE
+    writers pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(r.rolname), ', ' ORDER BY r.rolname) INTO writers
+      FROM pg_catalog.pg_roles r, pg_catalog.pg_namespace n
+     WHERE n.oid OPERATOR(pg_catalog.=) (SELECT e.extnamespace FROM pg_catalog.pg_extension e
+                                          WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)
+       AND NOT r.rolsuper AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE')
+       AND r.rolname OPERATOR(pg_catalog.!~) '^pg_'
+       AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE');
+    IF writers IS NOT NULL THEN
+        RAISE WARNING 'snowflake_id: roles other than the owner of schema % may create in it: %', '@extschema@', writers
+            USING DETAIL = 'They cannot change what the extension''s own calls run, but a function they create '
+                           'there under one of its names makes other roles'' unqualified calls of that name '
+                           'ambiguous, or is called in place of the extension''s by untyped calls.',
+                  HINT = 'Revoke CREATE on that schema from them, or install the extension into a schema only its '
+                         'owner can create in (docs/security.md).';
+    END IF;
+END
+$writers$;

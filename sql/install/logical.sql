@@ -37,7 +37,7 @@ COMMENT ON FUNCTION snowflake_id_received() IS
 -- most, and all of them together 2 s at most (then 1 ms each), however
 -- many tables other sessions keep locked. The SET clause restores the
 -- caller's lock_timeout on return.
-CREATE FUNCTION snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -123,7 +123,29 @@ BEGIN
     END LOOP;
 END;
 $guard$;
-COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
+    'snowflake_id: puts the logical replication guard on one table, or with NULL on every table whose bigint key defaults to snowflake_nextval()';
+
+-- Every table whose bigint key defaults to snowflake_nextval() (the form the
+-- docs give a DBA).
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard()
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns FROM snowflake_id_internal.snowflake_logical_guard(NULL::pg_catalog.regclass) g;
+END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard() IS
+    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval()';
+
+-- The public entry point, as 0.5.0 made it: bound to the implementation
+-- when created (a look-alike planted beside it changes nothing it runs).
+CREATE FUNCTION @extschema@.snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns FROM snowflake_id_internal.snowflake_logical_guard(snowflake_logical_guard.tbl) g;
+END;
+COMMENT ON FUNCTION @extschema@.snowflake_logical_guard(pg_catalog.regclass) IS
     'snowflake_id: puts the logical replication guard on every table (or one) whose bigint key defaults to snowflake_nextval()';
 
 -- At the end of every CREATE TABLE / ALTER TABLE: the guard on the tables it
@@ -132,22 +154,16 @@ COMMENT ON FUNCTION snowflake_logical_guard(pg_catalog.regclass) IS
 -- the dump carries the triggers of the tables it restores, and a trigger
 -- made here first would make the dump's CREATE TRIGGER fail.
 --
--- The work of snowflake_logical_guard(tbl) is written out here rather than
--- called: a call by name from PL/pgSQL is resolved at every run,
--- and another role's snowflake_logical_guard(regclass, integer DEFAULT 0)
--- beside the extension's made it "not unique", so that every later table
--- went unguarded with only a WARNING. What this body names is a relation,
--- a catalog function or an exact signature (regprocedure, CREATE TRIGGER's
--- lookup of a trigger function), none of which an overload can change.
-CREATE FUNCTION snowflake_logical_guard_ddl()
+-- Each table goes through snowflake_id_internal.snowflake_logical_guard(tbl),
+-- called by name: no role but the extension's owner creates in that schema,
+-- so no overload can make the call ambiguous or take its place.
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard_ddl()
     RETURNS event_trigger
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
 AS $ddl$
 DECLARE
     r record;
-    args text;
-    lookalikes text;
 BEGIN
     -- A restore: pg_dump's scripts (and pg_restore, and pg_upgrade's) turn
     -- check_function_bodies off, which sessions otherwise hardly ever do.
@@ -189,52 +205,11 @@ BEGIN
          GROUP BY a.attrelid
          ORDER BY a.attrelid
     LOOP
-        -- As in snowflake_logical_guard(): a right trigger is left alone.
-        CONTINUE WHEN EXISTS (
-            SELECT FROM pg_catalog.pg_trigger t
-             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
-               AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
-               AND t.tgargs = (SELECT pg_catalog.string_agg(
-                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
-                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
-                                 FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
-        SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
-          FROM pg_catalog.unnest(r.cols) AS col;
-        BEGIN
-            IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
-                        WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
-                EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
-            END IF;
-            EXECUTE pg_catalog.format(
-                'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
-                r.rel::pg_catalog.regclass, '@extschema@', args);
-            EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
-                                      r.rel::pg_catalog.regclass);
-        EXCEPTION WHEN OTHERS THEN
-            SELECT pg_catalog.string_agg(pg_catalog.format('%s (owned by role %s)', p.oid::pg_catalog.regprocedure,
-                                                           p.proowner::pg_catalog.regrole), ', ' ORDER BY p.oid)
-              INTO lookalikes
-              FROM pg_catalog.pg_proc p
-             WHERE p.proname = 'snowflake_logical_guard'
-               AND p.pronamespace = (SELECT e.extnamespace FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake_id')
-               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
-                                WHERE m.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND m.objid = p.oid
-                                  AND m.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND m.deptype = 'e');
-            RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
-                          r.rel::pg_catalog.regclass, SQLERRM
-                USING HINT = pg_catalog.format(
-                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
-                    'as the table''s owner or a superuser.%s',
-                    r.rel::pg_catalog.regclass::pg_catalog.text,
-                    CASE WHEN lookalikes IS NOT NULL
-                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
-                                                'snowflake_logical_guard by name ambiguous for every role.',
-                                                lookalikes) ELSE '' END);
-        END;
+        PERFORM snowflake_id_internal.snowflake_logical_guard(r.rel);
     END LOOP;
 END;
 $ddl$;
 
 CREATE EVENT TRIGGER snowflake_id_logical_guard ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TABLE AS', 'SELECT INTO')
-    EXECUTE FUNCTION @extschema@.snowflake_logical_guard_ddl();
+    EXECUTE FUNCTION snowflake_id_internal.snowflake_logical_guard_ddl();

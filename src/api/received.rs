@@ -100,7 +100,7 @@ fn in_apply_worker() -> bool {
 
 /// A column renamed, dropped or retyped since the trigger was made: the row
 /// goes in unguarded. The hint names the guard's entry point in
-/// `snowflake_id_internal` (sql/install/guard_entry.sql) and the table, with exact
+/// `snowflake_id_internal` (sql/install/logical.sql) and the table, with exact
 /// types: any call of `snowflake_logical_guard` in the extension's schema is
 /// another role's to make ambiguous with an overload. Before the
 /// database's extension reaches 0.7.0 there is no such schema, and the hint

@@ -151,12 +151,12 @@ const PROBLEM_DETAIL: &str = "Nodes on one worker id repeat each other's IDs, an
      that decode wrongly elsewhere, without any error. Found by snowflake_cluster_check(), which this coordinator \
      runs every snowflake_id.cluster_check_interval; repeated every 10 minutes while it lasts.";
 const PROBLEM_HINT: &str = "Give every node its own snowflake_id.worker_id and the coordinator's layout, or lease \
-     worker ids from a registry (docs/citus.md). SELECT * FROM snowflake_cluster_check() shows what is wrong now.";
+     worker ids from a registry (docs/citus.md). SELECT * FROM snowflake_id_internal.snowflake_cluster_check() shows what is wrong now.";
 const TROUBLE_DETAIL: &str = "The check connects to each database of this server over its Unix socket, as the \
      server's operating system user; until it can, a shared worker id on a Citus node goes unreported. Repeated \
      every 10 minutes while it lasts.";
 const TROUBLE_HINT: &str = "Let that user in locally (pg_hba.conf), or set snowflake_id.cluster_check_interval = 0 \
-     and run SELECT * FROM snowflake_cluster_check() from a scheduler (docs/citus.md).";
+     and run SELECT * FROM snowflake_id_internal.snowflake_cluster_check() from a scheduler (docs/citus.md).";
 
 /// A libpq connection string to this server's database `db`: its first
 /// Unix socket directory and its port.

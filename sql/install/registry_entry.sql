@@ -1,16 +1,23 @@
--- The registry (src/service/registry_session.rs): the five functions of
--- sql/install/registry.sql a node calls. A 0.6.0 node still calls them in
--- @extschema@ by name.
-CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
+-- The registry's public entry points: what a DBA calls by hand and what a
+-- node of 0.6.0 calls over libpq. Nodes since 0.7.0 call the
+-- implementations in snowflake_id_internal (sql/install/registry_functions.sql)
+-- directly. Each body is SQL-standard, so its call is bound to the
+-- implementation when it is created, and pg_upgrade or pg_dump re-create it
+-- from a text that names only the owner-only schema: nothing another role
+-- puts in @extschema@ changes what it runs or stops its re-creation. None
+-- is SECURITY DEFINER and none is restricted: the implementation checks the
+-- caller's EXECUTE, so the grants a DBA gives the nodes' roles are on the
+-- implementations (docs/fleets.md), and the only ones needed.
+CREATE FUNCTION @extschema@.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
     system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
-    resume_epoch bigint, resume_token bigint,
+    resume_epoch bigint DEFAULT NULL, resume_token bigint DEFAULT NULL,
     OUT worker_id integer, OUT lease_epoch bigint, OUT holder_token bigint, OUT floor_tick bigint,
     OUT ceiling_tick bigint)
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
     SELECT a.worker_id, a.lease_epoch, a.holder_token, a.floor_tick, a.ceiling_tick
-      FROM @extschema@.snowflake_registry_acquire(
+      FROM snowflake_id_internal.snowflake_registry_acquire(
                snowflake_registry_acquire.namespace, snowflake_registry_acquire.worker_bits,
                snowflake_registry_acquire.sequence_bits, snowflake_registry_acquire.epoch_ms,
                snowflake_registry_acquire.wanted, snowflake_registry_acquire.system_identifier,
@@ -19,75 +26,65 @@ BEGIN ATOMIC
                snowflake_registry_acquire.resume_epoch, snowflake_registry_acquire.resume_token) a;
 END;
 
-CREATE FUNCTION snowflake_id_internal.snowflake_registry_renew(
+CREATE FUNCTION @extschema@.snowflake_registry_renew(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, node_tick bigint,
     horizon_ms bigint, OUT ceiling_tick bigint)
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
-    SELECT @extschema@.snowflake_registry_renew(
+    SELECT snowflake_id_internal.snowflake_registry_renew(
                snowflake_registry_renew.namespace, snowflake_registry_renew.worker_id,
                snowflake_registry_renew.lease_epoch, snowflake_registry_renew.holder_token,
                snowflake_registry_renew.node_tick, snowflake_registry_renew.horizon_ms);
 END;
 
-CREATE FUNCTION snowflake_id_internal.snowflake_registry_release(
+CREATE FUNCTION @extschema@.snowflake_registry_release(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
-    SELECT @extschema@.snowflake_registry_release(
+    SELECT snowflake_id_internal.snowflake_registry_release(
                snowflake_registry_release.namespace, snowflake_registry_release.worker_id,
                snowflake_registry_release.lease_epoch, snowflake_registry_release.holder_token,
                snowflake_registry_release.last_tick);
 END;
 
-CREATE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
+CREATE FUNCTION @extschema@.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
     SELECT h.claim_epoch, h.from_tick, h.to_tick, h.level
-      FROM @extschema@.snowflake_registry_history_of(
+      FROM snowflake_id_internal.snowflake_registry_history_of(
                snowflake_registry_history_of.namespace, snowflake_registry_history_of.worker_id,
                snowflake_registry_history_of.lease_epoch, snowflake_registry_history_of.holder_token) h;
 END;
 
-CREATE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
+CREATE FUNCTION @extschema@.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
     RETURNS void
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
-    SELECT @extschema@.snowflake_registry_record_history(
+    SELECT snowflake_id_internal.snowflake_registry_record_history(
                snowflake_registry_record_history.namespace, snowflake_registry_record_history.worker_id,
                snowflake_registry_record_history.lease_epoch, snowflake_registry_record_history.holder_token,
                snowflake_registry_record_history.from_tick, snowflake_registry_record_history.to_tick,
                snowflake_registry_record_history.level);
 END;
 
--- Said once, where the DBA installs or updates: roles other than the
--- schema's owner (and its members) and superusers that may create in
--- @extschema@ (docs/security.md, trust rule 1). A WARNING, not a refusal:
--- the extension's own calls are bound; what such a role can still do is
--- make other roles' unqualified calls of the extension's names ambiguous.
-DO $writers$
-DECLARE
-    writers pg_catalog.text;
-BEGIN
-    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(r.rolname), ', ' ORDER BY r.rolname) INTO writers
-      FROM pg_catalog.pg_roles r, pg_catalog.pg_namespace n
-     WHERE n.oid OPERATOR(pg_catalog.=) (SELECT e.extnamespace FROM pg_catalog.pg_extension e
-                                          WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)
-       AND NOT r.rolsuper AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE')
-       AND r.rolname OPERATOR(pg_catalog.!~) '^pg_'
-       AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE');
-    IF writers IS NOT NULL THEN
-        RAISE WARNING 'snowflake_id: roles other than the owner of schema % may create in it: %', '@extschema@', writers
-            USING DETAIL = 'They cannot change what the extension''s own calls run, but a function they create '
-                           'there under one of its names makes other roles'' unqualified calls of that name '
-                           'ambiguous, or is called in place of the extension''s by untyped calls.',
-                  HINT = 'Revoke CREATE on that schema from them, or install the extension into a schema only its '
-                         'owner can create in (docs/security.md).';
-    END IF;
-END
-$writers$;
+-- What a DBA reads: each worker id ever granted, its holder and its range.
+-- Parsed at CREATE like the function above, and run by whoever reads it
+-- (a superuser, often): qualified the same way.
+CREATE VIEW snowflake_registry AS
+SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
+       pg_catalog.to_timestamp((n.epoch_ms + l.floor_tick) OPERATOR(pg_catalog./) 1000.0) AS floor,
+       pg_catalog.to_timestamp((n.epoch_ms + l.ceiling_tick) OPERATOR(pg_catalog./) 1000.0) AS ceiling,
+       l.granted_at, l.renewed_at, l.released_at,
+       CASE WHEN l.released_at IS NOT NULL THEN 'free'
+            WHEN snowflake_id_internal.snowflake_registry_free(l, n.stale_margin, pg_catalog.clock_timestamp()) THEN 'stale'
+            ELSE 'live'
+       END AS state
+  FROM @extschema@.snowflake_registry_leases l
+  JOIN @extschema@.snowflake_registry_namespaces n USING (namespace);
+COMMENT ON VIEW snowflake_registry IS
+    'snowflake_id registry: each worker id granted, its holder, its ID time range and whether it is live, stale or free';

@@ -1,83 +1,11 @@
--- The worker id registry: any PostgreSQL 15+ database with this extension
--- can be the registry of a fleet of snowflake_id servers (it issues no IDs
--- itself). Each node leases a worker id as a range of ID time: it may issue
--- IDs whose timestamp part (a tick: milliseconds since the namespace's
--- epoch) lies in [floor_tick, ceiling_tick] of its lease, and never above.
--- Renewals raise the ceiling; a new holder of a worker id starts above the
--- last ceiling ever granted for it, and each grant bumps lease_epoch, so the
--- old holder's renewals fail and it stops at its ceiling. Two holders of one
--- worker id therefore issue from disjoint ranges of time, whatever their
--- clocks do: clocks decide only when a takeover may happen.
---
--- A node names its postmaster start's random instance in the session
--- setting snowflake_registry.instance (set once per connection, like
--- synchronous_commit): the registry records it with a grant, and refuses a
--- start of the same lease by another instance while the recorded one runs
--- (a copy of a running node's data directory). A setting rather than an
--- argument keeps the functions' signatures, and so the grants DBAs gave
--- them and the nodes of 0.3.0, which name no instance and are not fenced.
---
--- Nodes call the three functions below, each one transaction; the tables
--- are written by them alone (SECURITY DEFINER), so a node's role needs
--- EXECUTE on them and nothing else (see the README, "Fleets"). Grants must
--- be durable before a node uses them: the keeper sets synchronous_commit =
--- on for its sessions, and the registry must run with fsync on (and, with a
--- standby it may fail over to, synchronous replication).
---
--- A node's clock only decides how far its ceiling reaches, never whether
--- ranges overlap; still, a node's tick is taken at most a day past the
--- registry's own clock, so that one node with a clock far ahead cannot
--- push the ceilings (and so the next holders' floors) far into the future.
-
-CREATE TABLE snowflake_registry_namespaces (
-    namespace text PRIMARY KEY,
-    worker_bits integer NOT NULL,
-    sequence_bits integer NOT NULL,
-    -- The layout's epoch in Unix milliseconds: ticks count from it.
-    epoch_ms bigint NOT NULL,
-    -- A lease not renewed for its horizon plus this margin, by the registry's
-    -- clock, is stale: its worker id may be granted to another node (above
-    -- its ceiling). The margin covers a renewal in flight and a slow node; it
-    -- decides only how soon a takeover may happen, never whether IDs overlap.
-    stale_margin interval NOT NULL DEFAULT interval '10 seconds' CHECK (stale_margin >= interval '0'),
-    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-COMMENT ON TABLE snowflake_registry_namespaces IS
-    'snowflake_id registry: one layout per namespace of worker ids; nodes with another layout are refused';
-
-CREATE TABLE snowflake_registry_leases (
-    namespace text NOT NULL REFERENCES snowflake_registry_namespaces ON DELETE CASCADE,
-    worker_id integer NOT NULL CHECK (worker_id >= 0),
-    -- Bumped at every grant: which grant of this worker id this is.
-    lease_epoch bigint NOT NULL CHECK (lease_epoch > 0),
-    -- The fencing token: random at every grant. A renewal or release names
-    -- it and fails once another grant has replaced it, also when a registry
-    -- crash lost a grant and the same epoch was handed out again.
-    holder_token bigint NOT NULL,
-    -- The holder: its cluster (pg_control_system().system_identifier, as
-    -- text since it is an unsigned 64-bit number), timeline, and a name for humans.
-    system_identifier text NOT NULL,
-    timeline integer NOT NULL,
-    node_name text NOT NULL,
-    floor_tick bigint NOT NULL CHECK (floor_tick >= 0),
-    ceiling_tick bigint NOT NULL,
-    horizon_ms bigint NOT NULL CHECK (horizon_ms > 0),
-    granted_at timestamptz NOT NULL,
-    renewed_at timestamptz NOT NULL,
-    released_at timestamptz,
-    -- The postmaster start it was granted to or first renewed by
-    -- (snowflake_registry.instance; NULL: a node older than 0.4.0).
-    instance bigint,
-    PRIMARY KEY (namespace, worker_id),
-    CHECK (ceiling_tick >= floor_tick - 1)
-);
-COMMENT ON TABLE snowflake_registry_leases IS
-    'snowflake_id registry: the lease of each worker id ever granted; ceiling_tick only grows while one holder has it';
-
--- Registry data must survive pg_dump and pg_restore of the registry
--- database: a lost ceiling would let a new holder start below IDs issued.
-SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_namespaces', '');
-SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_leases', '');
+-- The registry's functions (sql/install/registry_tables.sql says what the
+-- registry is), in snowflake_id_internal, where no role but the
+-- extension's owner creates: nodes since 0.7.0 call them here over libpq
+-- (src/service/registry_session.rs), and @extschema@'s functions of the
+-- same names are thin entry points into them (sql/install/registry_entry.sql).
+-- They read and write the tables in @extschema@, named with it. A DBA
+-- grants the nodes' roles EXECUTE on the three (or five, with past-instant
+-- IDs) a node calls, here (docs/fleets.md).
 
 -- Whether a lease may be granted to another node: released, or not renewed
 -- for its horizon plus the namespace's margin by the registry's clock.
@@ -90,7 +18,7 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_leases', '');
 -- where an overload planted with a closer match than the built-in
 -- (bigint / numeric, make_interval(numeric)) would be bound in for good:
 -- every built-in not called with exact types is named in pg_catalog.
-CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_free(l snowflake_registry_leases, stale_margin interval, at timestamptz)
     RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
@@ -109,7 +37,7 @@ CREATE FUNCTION snowflake_registry_free(l snowflake_registry_leases, stale_margi
 -- renewed within its silence (a quarter of its horizon, at least a tenth
 -- plus 6 s: core/src/lease/copies.rs, silence_ms), and granted anew after it
 -- (core/src/lease.rs, takeover).
-CREATE FUNCTION snowflake_registry_acquire(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
     namespace text,
     worker_bits integer,
     sequence_bits integer,
@@ -271,7 +199,7 @@ BEGIN
             instance = excluded.instance;
 END
 $acquire$;
-COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS
     'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
 
 -- Fails with SFL01 unless the caller holds the lease (epoch and token, not
@@ -281,7 +209,7 @@ COMMENT ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, i
 -- an overload with one more defaulted argument makes it "not unique"); the
 -- renewal writes the same test out itself. Not SECURITY DEFINER itself, and
 -- not granted to anyone.
-CREATE FUNCTION snowflake_registry_check_holder(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_check_holder(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS void
     LANGUAGE plpgsql VOLATILE
@@ -310,7 +238,7 @@ BEGIN
     END IF;
 END
 $holder$;
-COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_check_holder(text, integer, bigint, bigint) IS
     'snowflake_id registry: SQLSTATE SFL01 unless the caller holds the lease (epoch and token)';
 
 -- Raises the ceiling of a lease still held (same lease_epoch, not released):
@@ -320,7 +248,7 @@ COMMENT ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigin
 -- node then stops at the ceiling it has; with SFL05 when another start of
 -- the same lease than the recorded one asks (it went on under its lease on
 -- disk without the registry's answer): that node stops at once.
-CREATE FUNCTION snowflake_registry_renew(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_renew(
     namespace text,
     worker_id integer,
     lease_epoch bigint,
@@ -377,7 +305,7 @@ BEGIN
      WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
 END
 $renew$;
-COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) IS
     'snowflake_id registry: raises the ceiling of a lease still held; SQLSTATE SFL01 once it is lost';
 
 -- A clean stop: the ceiling comes down to the last tick the node issued (it
@@ -385,7 +313,7 @@ COMMENT ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigi
 -- it rather than a horizon ahead. Releasing a lease no longer held does
 -- nothing, nor does a release by another start than the recorded one: its
 -- last tick says nothing of what the recorded one issued.
-CREATE FUNCTION snowflake_registry_release(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_release(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -401,39 +329,18 @@ BEGIN
     RETURN FOUND;
 END
 $release$;
-COMMENT ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint) IS
     'snowflake_id registry: ends a lease at a clean stop, lowering its ceiling to the last tick issued';
-
--- Past-instant IDs (snowflake_nextval_at) under a lease: every claim of
--- history slots a holder made, recorded before the holder used it, so that
--- the worker id's next holders start above it (only where it was). A
--- holder's own later claim over the same interval replaces its earlier one.
-CREATE TABLE snowflake_registry_history (
-    namespace text NOT NULL,
-    worker_id integer NOT NULL,
-    lease_epoch bigint NOT NULL,
-    from_tick bigint NOT NULL,
-    to_tick bigint NOT NULL,
-    -- Every history slot below this level of every millisecond of
-    -- [from_tick, to_tick) may have been used.
-    level integer NOT NULL CHECK (level > 0),
-    PRIMARY KEY (namespace, worker_id, lease_epoch, from_tick, to_tick),
-    FOREIGN KEY (namespace, worker_id) REFERENCES snowflake_registry_leases ON DELETE CASCADE,
-    CHECK (to_tick > from_tick)
-);
-COMMENT ON TABLE snowflake_registry_history IS
-    'snowflake_id registry: the history slots (past-instant IDs) each lease of a worker id claimed, by interval';
-SELECT pg_catalog.pg_extension_config_dump('snowflake_registry_history', '');
 
 -- The claims of a worker id's history slots, for its holder: what its map
 -- must be raised by before its first claim under the lease.
-CREATE FUNCTION snowflake_registry_history_of(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
     LANGUAGE sql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT @extschema@.snowflake_registry_check_holder(snowflake_registry_history_of.namespace,
+    SELECT snowflake_id_internal.snowflake_registry_check_holder(snowflake_registry_history_of.namespace,
                                                        snowflake_registry_history_of.worker_id,
                                                        snowflake_registry_history_of.lease_epoch,
                                                        snowflake_registry_history_of.holder_token);
@@ -442,20 +349,20 @@ BEGIN ATOMIC
        AND h.worker_id = snowflake_registry_history_of.worker_id
      ORDER BY h.from_tick, h.to_tick;
 END;
-COMMENT ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint) IS
     'snowflake_id registry: the history slots claimed on a worker id, for the holder of its lease';
 
 -- Records a claim of history slots by the lease's holder, before the holder
 -- uses it (committed: the node's connection sets synchronous_commit = on).
 -- SFL01 once the lease is lost: the claim is then never used.
-CREATE FUNCTION snowflake_registry_record_history(
+CREATE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
     RETURNS void
     LANGUAGE sql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT @extschema@.snowflake_registry_check_holder(snowflake_registry_record_history.namespace,
+    SELECT snowflake_id_internal.snowflake_registry_check_holder(snowflake_registry_record_history.namespace,
                                                        snowflake_registry_record_history.worker_id,
                                                        snowflake_registry_record_history.lease_epoch,
                                                        snowflake_registry_record_history.holder_token);
@@ -474,29 +381,12 @@ BEGIN ATOMIC
                 snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
         ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
 END;
-COMMENT ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
     'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
 
--- What a DBA reads: each worker id ever granted, its holder and its range.
--- Parsed at CREATE like the function above, and run by whoever reads it
--- (a superuser, often): qualified the same way.
-CREATE VIEW snowflake_registry AS
-SELECT l.namespace, l.worker_id, l.node_name, l.system_identifier, l.timeline, l.lease_epoch,
-       pg_catalog.to_timestamp((n.epoch_ms + l.floor_tick) OPERATOR(pg_catalog./) 1000.0) AS floor,
-       pg_catalog.to_timestamp((n.epoch_ms + l.ceiling_tick) OPERATOR(pg_catalog./) 1000.0) AS ceiling,
-       l.granted_at, l.renewed_at, l.released_at,
-       CASE WHEN l.released_at IS NOT NULL THEN 'free'
-            WHEN @extschema@.snowflake_registry_free(l, n.stale_margin, pg_catalog.clock_timestamp()) THEN 'stale'
-            ELSE 'live'
-       END AS state
-  FROM @extschema@.snowflake_registry_leases l
-  JOIN @extschema@.snowflake_registry_namespaces n USING (namespace);
-COMMENT ON VIEW snowflake_registry IS
-    'snowflake_id registry: each worker id granted, its holder, its ID time range and whether it is live, stale or free';
-
-REVOKE EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_release(text, integer, bigint, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_check_holder(text, integer, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_check_holder(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;
