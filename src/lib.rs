@@ -30,7 +30,11 @@ mod worker;
 
 extension_sql_file!("../sql/install/types.sql", name = "types", bootstrap);
 extension_sql_file!("../sql/install/internal_schema.sql", name = "internal_schema", requires = ["types"]);
-extension_sql_file!("../sql/install/library_functions.sql", name = "library_functions", requires = ["internal_schema"]);
+extension_sql_file!(
+    "../sql/install/library_functions.sql",
+    name = "library_functions",
+    requires = ["internal_schema", api::functions::snowflake_nextval_at]
+);
 extension_sql_file!(
     "../sql/install/decode.sql",
     name = "decode",

@@ -23,7 +23,8 @@
 -- DEFAULT, which must be the extension's own snowflake_nextval(): an
 -- overload of it planted in @extschema@ makes that statement fail, as it
 -- makes every role's own unqualified calls fail (docs/security.md).
-CREATE FUNCTION snowflake_id_internal.snowflake_convert(tbl regclass, col name, dry_run boolean, rekey_by name)
+CREATE FUNCTION snowflake_id_internal.snowflake_convert(tbl regclass, col name, dry_run boolean DEFAULT false,
+                                                       rekey_by name DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE plpgsql
     -- Statements name every object schema-qualified, whatever the caller's search_path.

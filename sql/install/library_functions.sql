@@ -26,10 +26,20 @@ CREATE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint, epoch timest
 -- lookup and the generators its statements call.
 CREATE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) RETURNS bigint
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_wrapper';
+-- snowflake_nextval_at spends history slots, which is the DBA's grant to
+-- give (REVOKEd from PUBLIC at the end of the install): one grant, on the
+-- public function, must let a role call it and have snowflake_convert()
+-- re-key with it. A second C declaration would be a second grant to give.
+-- So the call goes to the public function itself, through an operator: an
+-- operator names its function by exact signature when it is created (and
+-- when pg_upgrade or pg_dump re-create it), which no look-alike with one
+-- more defaulted argument can make ambiguous, and calling it checks the
+-- caller's EXECUTE on that function. The operator is in the owner-only
+-- schema, so nothing can be put in its place either.
+CREATE OPERATOR snowflake_id_internal.#@# (RIGHTARG = timestamptz, FUNCTION = @extschema@.snowflake_nextval_at);
 CREATE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
-    LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'snowflake_nextval_at_wrapper';
--- Spending history slots is the DBA's choice, under either name.
-REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_nextval_at(timestamptz) FROM PUBLIC;
+    LANGUAGE sql VOLATILE STRICT
+    RETURN OPERATOR(snowflake_id_internal.#@#) ts;
 -- What the status view (sql/install/finalize.sql) and the cluster check's
 -- view of the publishers' answers (sql/install/cluster.sql) read.
 CREATE FUNCTION snowflake_id_internal.snowflake_id_status()
