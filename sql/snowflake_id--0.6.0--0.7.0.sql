@@ -7,14 +7,15 @@
 
 -- ==== section: bound calls (registry, cluster check, convert) ====
 
--- Nothing of another role's where this section binds a call: a function
--- under the name of a function these bodies call, with a
--- defaulted or variadic argument, makes that exactly typed call "not
--- unique" and the update would stop with PostgreSQL's bare words (after it,
--- nothing planted there changes these bodies); and a schema
--- snowflake_id_internal that is not the extension's. Refused here, naming
--- it, its owner and the fix; pg_catalog named for every call (the script's
--- search_path is @extschema@, often public).
+-- Where this section binds a call: a function of another role under the
+-- name of a function these bodies call, with a defaulted or variadic
+-- argument, makes that exactly typed call "not unique". With one there,
+-- the bound bodies are left out (0.9.0's update, which follows in the same
+-- ALTER EXTENSION, makes their successors in snowflake_id_internal, where
+-- nothing planted reaches; an UPDATE TO '0.7.0' alone leaves them out). A
+-- schema snowflake_id_internal that is not the extension's is refused,
+-- naming it, its owner and the fix. pg_catalog is named for every call (the
+-- script's search_path is @extschema@, often public).
 DO $bound_guard$
 DECLARE
     clash record;
@@ -43,12 +44,16 @@ BEGIN
                           AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
      ORDER BY 2
      LIMIT 1;
-    IF NOT FOUND THEN
-        SELECT 'SCHEMA'::pg_catalog.text AS kind, pg_catalog.quote_ident(n.nspname) AS what, n.nspowner AS owner
-          INTO clash
-          FROM pg_catalog.pg_namespace n
-         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.name;
-    END IF;
+    -- A look-alike: the bound bodies below are not made (a session setting
+    -- tells their blocks), and 0.9.0's update, which the library that runs
+    -- this script serves next in the same ALTER EXTENSION, makes their
+    -- successors in snowflake_id_internal, which nothing planted can
+    -- reach. Refusing here stopped the update for good.
+    PERFORM pg_catalog.set_config('snowflake_id_update.bind', CASE WHEN FOUND THEN 'off' ELSE 'on' END, true);
+    SELECT 'SCHEMA'::pg_catalog.text AS kind, pg_catalog.quote_ident(n.nspname) AS what, n.nspowner AS owner
+      INTO clash
+      FROM pg_catalog.pg_namespace n
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.name;
     IF FOUND THEN
         RAISE EXCEPTION 'cannot update extension snowflake_id: % %, owned by role %, is in the way',
                         pg_catalog.lower(clash.kind), clash.what, clash.owner::pg_catalog.regrole
@@ -286,6 +291,11 @@ BEGIN
      WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
 END
 $renew$;
+-- Only where no look-alike is in the way (the check above): otherwise 0.9.0's update, which follows in the same ALTER EXTENSION, makes these in snowflake_id_internal.
+DO $bind$
+BEGIN
+    IF pg_catalog.current_setting('snowflake_id_update.bind') OPERATOR(pg_catalog.=) 'on' THEN
+        EXECUTE $bound$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
@@ -300,7 +310,9 @@ BEGIN ATOMIC
      WHERE h.namespace = snowflake_registry_history_of.namespace
        AND h.worker_id = snowflake_registry_history_of.worker_id
      ORDER BY h.from_tick, h.to_tick;
-END;
+END
+$bound$;
+        EXECUTE $bound$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
@@ -326,7 +338,12 @@ BEGIN ATOMIC
                 snowflake_registry_record_history.lease_epoch, snowflake_registry_record_history.from_tick,
                 snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
         ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
-END;
+END
+$bound$;
+    END IF;
+END
+$bind$;
+
 -- The schema of what is called by name at run time, as sql/install/internal.sql
 -- creates it (the reasons are there).
 CREATE SCHEMA snowflake_id_internal;
@@ -356,6 +373,11 @@ GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
 -- The registry (src/service/registry_session.rs): the five functions of
 -- sql/install/registry.sql a node calls. A 0.6.0 node still calls them in
 -- @extschema@ by name.
+-- Only where no look-alike is in the way (the check above): otherwise 0.9.0's update, which follows in the same ALTER EXTENSION, makes these in snowflake_id_internal.
+DO $bind$
+BEGIN
+    IF pg_catalog.current_setting('snowflake_id_update.bind') OPERATOR(pg_catalog.=) 'on' THEN
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
     system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
@@ -372,8 +394,9 @@ BEGIN ATOMIC
                snowflake_registry_acquire.timeline, snowflake_registry_acquire.node_name,
                snowflake_registry_acquire.node_tick, snowflake_registry_acquire.horizon_ms,
                snowflake_registry_acquire.resume_epoch, snowflake_registry_acquire.resume_token) a;
-END;
-
+END
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_renew(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, node_tick bigint,
     horizon_ms bigint, OUT ceiling_tick bigint)
@@ -383,8 +406,9 @@ BEGIN ATOMIC
                snowflake_registry_renew.namespace, snowflake_registry_renew.worker_id,
                snowflake_registry_renew.lease_epoch, snowflake_registry_renew.holder_token,
                snowflake_registry_renew.node_tick, snowflake_registry_renew.horizon_ms);
-END;
-
+END
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_release(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
@@ -394,8 +418,9 @@ BEGIN ATOMIC
                snowflake_registry_release.namespace, snowflake_registry_release.worker_id,
                snowflake_registry_release.lease_epoch, snowflake_registry_release.holder_token,
                snowflake_registry_release.last_tick);
-END;
-
+END
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
@@ -405,8 +430,9 @@ BEGIN ATOMIC
       FROM @extschema@.snowflake_registry_history_of(
                snowflake_registry_history_of.namespace, snowflake_registry_history_of.worker_id,
                snowflake_registry_history_of.lease_epoch, snowflake_registry_history_of.holder_token) h;
-END;
-
+END
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
@@ -422,17 +448,25 @@ END;
 
 -- What snowflake_convert() runs (sql/install/convert.sql): the decoder it reads the
 -- epoch with, and the generators its statements call.
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE
-    RETURN @extschema@.snowflake_timestamp(id);
-
+    RETURN @extschema@.snowflake_timestamp(id)
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) RETURNS bigint
     LANGUAGE sql STABLE
-    RETURN @extschema@.snowflake_from_timestamp(ts);
-
+    RETURN @extschema@.snowflake_from_timestamp(ts)
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
     LANGUAGE sql VOLATILE STRICT
-    RETURN @extschema@.snowflake_nextval_at(ts);
+    RETURN @extschema@.snowflake_nextval_at(ts)
+$bound$;
+    END IF;
+END
+$bind$;
 
 -- Said once, where the DBA installs or updates: roles other than the
 -- schema's owner (and its members) and superusers that may create in
@@ -999,16 +1033,9 @@ BEGIN
                           AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
      ORDER BY 1
      LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'cannot update extension snowflake_id: function %, owned by role %, is in the way',
-                        clash.what, clash.owner::pg_catalog.regrole
-            USING ERRCODE = '42710',
-                  DETAIL = 'This update binds the logical guard''s entry points in snowflake_id_internal to the '
-                           'extension''s own snowflake_logical_guard(regclass); that function is not part of the '
-                           'extension and makes the call ambiguous.',
-                  HINT = pg_catalog.format('Check what uses it, then drop it (DROP FUNCTION %s;) as its owner or a '
-                                           'superuser, and run ALTER EXTENSION snowflake_id UPDATE again.', clash.what);
-    END IF;
+    -- As for the registry's bodies above: a look-alike leaves these entry
+    -- points to 0.9.0's update.
+    PERFORM pg_catalog.set_config('snowflake_id_update.bind_guard', CASE WHEN FOUND THEN 'off' ELSE 'on' END, true);
 END
 $entry_guard$;
 
@@ -1026,23 +1053,39 @@ $entry_guard$;
 -- trigger on it). The same columns as the function they call.
 
 -- One table (the form every hint gives).
+-- Only where no look-alike is in the way (the check above): otherwise 0.9.0's update, which follows in the same ALTER EXTENSION, makes these in snowflake_id_internal.
+DO $bind$
+BEGIN
+    IF pg_catalog.current_setting('snowflake_id_update.bind_guard') OPERATOR(pg_catalog.=) 'on' THEN
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
     SELECT g.table_name, g.columns
       FROM @extschema@.snowflake_logical_guard(snowflake_logical_guard.tbl) g;
-END;
+END
+$bound$;
+        EXECUTE $bound$
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
     'snowflake_id: puts the logical replication guard on one table (a call no other role can make ambiguous)';
 
 -- Every table whose bigint key defaults to snowflake_nextval().
+$bound$;
+        EXECUTE $bound$
 CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard()
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
     SELECT g.table_name, g.columns
       FROM @extschema@.snowflake_logical_guard(NULL::pg_catalog.regclass) g;
-END;
+END
+$bound$;
+        EXECUTE $bound$
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard() IS
-    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval() (a call no other role can make ambiguous)';
+    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval() (a call no other role can make ambiguous)'
+$bound$;
+    END IF;
+END
+$bind$;
+

@@ -50,9 +50,33 @@ $views$;
 -- 0.7.0's SQL wrappers of the library's functions in snowflake_id_internal
 -- called them in @extschema@ by name: replaced by the C functions
 -- themselves, as a fresh install declares them (sql/install/library_functions.sql).
-DROP FUNCTION snowflake_id_internal.snowflake_timestamp(bigint);
-DROP FUNCTION snowflake_id_internal.snowflake_from_timestamp(timestamptz);
-DROP FUNCTION snowflake_id_internal.snowflake_nextval_at(timestamptz);
+-- 0.7.0's entry points in snowflake_id_internal: SQL wrappers of the
+-- library's functions, of the registry's and of the logical guard, each
+-- calling the function of its name in @extschema@. A database updated
+-- from 0.6.0 with a look-alike in the way has none of them (the 0.7.0 step
+-- leaves them to this one): each is dropped where it is.
+DO $drop$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOREACH f IN ARRAY ARRAY[
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_timestamp(bigint)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_from_timestamp(timestamptz)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_nextval_at(timestamptz)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass)'),
+        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_logical_guard()')]
+    LOOP
+        IF f IS NOT NULL THEN
+            EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
+        END IF;
+    END LOOP;
+END
+$drop$;
 CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_timestamp_wrapper';
 CREATE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint) RETURNS integer
@@ -147,17 +171,12 @@ CREATE OR REPLACE VIEW @extschema@.snowflake_id_status AS SELECT * FROM snowflak
 CREATE OR REPLACE VIEW @extschema@.snowflake_logical_peer_answers AS
     SELECT p.node, p.status, p.trouble FROM snowflake_id_internal.snowflake_logical_peers() p;
 
--- The registry: 0.7.0's entry points in snowflake_id_internal go, the
+-- The registry: 0.7.0's entry points in snowflake_id_internal went (above), the
 -- implementations take their place (with the grants the DBA gave them),
 -- and @extschema@ gets entry points bound to them, for 0.6.0's nodes and
 -- the DBA. snowflake_registry_history_of and _record_history call
 -- snowflake_registry_check_holder and the snowflake_registry view calls
 -- snowflake_registry_free by identity: they follow.
-DROP FUNCTION snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint);
-DROP FUNCTION snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint);
-DROP FUNCTION snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint);
-DROP FUNCTION snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint);
-DROP FUNCTION snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer);
 ALTER FUNCTION @extschema@.snowflake_registry_free(@extschema@.snowflake_registry_leases, interval, timestamptz) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_registry_check_holder(text, integer, bigint, bigint) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) SET SCHEMA snowflake_id_internal;
@@ -165,6 +184,50 @@ ALTER FUNCTION @extschema@.snowflake_registry_renew(text, integer, bigint, bigin
 ALTER FUNCTION @extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_registry_history_of(text, integer, bigint, bigint) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) SET SCHEMA snowflake_id_internal;
+-- The two history functions' bodies, as a fresh install has them: 0.7.0's
+-- call snowflake_registry_check_holder by identity and follow it, but a
+-- database updated from 0.6.0 with a look-alike in the way kept 0.6.0's.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
+    RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
+    LANGUAGE sql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT snowflake_id_internal.snowflake_registry_check_holder(snowflake_registry_history_of.namespace,
+                                                       snowflake_registry_history_of.worker_id,
+                                                       snowflake_registry_history_of.lease_epoch,
+                                                       snowflake_registry_history_of.holder_token);
+    SELECT h.lease_epoch, h.from_tick, h.to_tick, h.level FROM @extschema@.snowflake_registry_history h
+     WHERE h.namespace = snowflake_registry_history_of.namespace
+       AND h.worker_id = snowflake_registry_history_of.worker_id
+     ORDER BY h.from_tick, h.to_tick;
+END;
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
+    from_tick bigint, to_tick bigint, level integer)
+    RETURNS void
+    LANGUAGE sql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT snowflake_id_internal.snowflake_registry_check_holder(snowflake_registry_record_history.namespace,
+                                                       snowflake_registry_record_history.worker_id,
+                                                       snowflake_registry_record_history.lease_epoch,
+                                                       snowflake_registry_record_history.holder_token);
+    -- The same lease's claims that this one covers at a level at least
+    -- theirs say nothing more.
+    DELETE FROM @extschema@.snowflake_registry_history h
+     WHERE h.namespace = snowflake_registry_record_history.namespace
+       AND h.worker_id = snowflake_registry_record_history.worker_id
+       AND h.lease_epoch = snowflake_registry_record_history.lease_epoch
+       AND h.from_tick >= snowflake_registry_record_history.from_tick
+       AND h.to_tick <= snowflake_registry_record_history.to_tick
+       AND h.level <= snowflake_registry_record_history.level;
+    INSERT INTO @extschema@.snowflake_registry_history AS h
+        VALUES (snowflake_registry_record_history.namespace, snowflake_registry_record_history.worker_id,
+                snowflake_registry_record_history.lease_epoch, snowflake_registry_record_history.from_tick,
+                snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
+END;
 CREATE FUNCTION @extschema@.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
     system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
@@ -230,13 +293,11 @@ BEGIN ATOMIC
 END;
 
 
--- The logical guard: 0.7.0's two entry points in snowflake_id_internal go,
+-- The logical guard: 0.7.0's two entry points in snowflake_id_internal went,
 -- the implementation takes their place (its DEFAULT NULL serves both forms
 -- they had), the DDL trigger's function moves beside it (the event trigger
 -- follows) and calls it instead of repeating its loop, and @extschema@
 -- gets an entry point bound to it.
-DROP FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass);
-DROP FUNCTION snowflake_id_internal.snowflake_logical_guard();
 ALTER FUNCTION @extschema@.snowflake_logical_guard(pg_catalog.regclass) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_logical_guard_ddl() SET SCHEMA snowflake_id_internal;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
