@@ -10,6 +10,37 @@
 -- role created is in the way.
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
 
+-- The two views replaced below: an open transaction that read one holds a
+-- lock the replacement must wait for, and a wait with no end would stop
+-- every later reader too. Taken first, 5 s at most, naming the sessions
+-- that hold them.
+DO $views$
+DECLARE
+    v pg_catalog.regclass;
+    holders pg_catalog.text;
+    saved pg_catalog.text := pg_catalog.current_setting('lock_timeout');
+BEGIN
+    PERFORM pg_catalog.set_config('lock_timeout', '5s', true);
+    FOREACH v IN ARRAY ARRAY['@extschema@.snowflake_id_status', '@extschema@.snowflake_registry']::pg_catalog.regclass[] LOOP
+        BEGIN
+            EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', v);
+        EXCEPTION WHEN lock_not_available THEN
+            SELECT pg_catalog.string_agg(pg_catalog.format('pid %s (role %s, %s since %s)', a.pid, a.usename, a.state,
+                                                           a.xact_start), ', ' ORDER BY a.pid)
+              INTO holders
+              FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid
+             WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.relation OPERATOR(pg_catalog.=) v::pg_catalog.oid
+               AND l.granted AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid();
+            RAISE EXCEPTION 'cannot update extension snowflake_id: view % is in use', v
+                USING ERRCODE = '55P03',
+                      DETAIL = pg_catalog.format('Sessions holding it: %s.', coalesce(holders, 'none any more')),
+                      HINT = 'End those transactions (SELECT pg_catalog.pg_terminate_backend(pid); if they are idle), then run ALTER EXTENSION snowflake_id UPDATE again.';
+        END;
+    END LOOP;
+    PERFORM pg_catalog.set_config('lock_timeout', saved, true);
+END
+$views$;
+
 -- ============================================================================
 -- 0. Nothing of another role's where this update creates the extension's
 --    own objects, nor beside a function its bodies call where it would

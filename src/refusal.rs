@@ -86,7 +86,7 @@ pub fn core_refusal(e: &Error) -> Refusal {
         Error::StateCorrupt { .. } => (
             Code::ERRCODE_DATA_CORRUPTED,
             Some(format!(
-                "The file {} records the highest ID reserved; an older copy from a backup is as unsafe as none. Before clients draw IDs, move it aside and, as a superuser, run SELECT snowflake_advance_past(max(id)) over every table whose IDs this server made.",
+                "The file {} records the highest ID reserved; an older copy from a backup is as unsafe as none. Before clients draw IDs, move it aside and, as a superuser, run SELECT snowflake_id_internal.snowflake_advance_past(max(id)::bigint) FROM each table whose IDs this server made.",
                 snowflake_id_core::state_file::FILE_NAME
             )),
         ),

@@ -677,3 +677,34 @@ fn update_from_0_7_0_reaches_the_current_version_and_matches_a_fresh_install() {
     assert!(after[0] > *before.iter().max().unwrap(), "an ID after the update is below one before it");
     assert_same_as_a_fresh_install(&cluster, &mut c);
 }
+
+/// The updates that replace the status view (0.4.0 to 0.5.0, and 0.8.0 to
+/// 0.9.0) wait for an open transaction that read it 5 s at most, then fail
+/// with 55P03 naming that session, instead of waiting with no end while
+/// every later reader queues behind them; once that transaction ends, the
+/// update runs. Each starting version is the one whose next step replaces
+/// the view.
+#[test]
+fn updates_that_replace_the_status_view_wait_briefly_for_a_reader_and_name_it() {
+    for from in ["0.4.0", "0.8.0"] {
+        let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 9"]);
+        let mut c = cluster.connect();
+        c.batch_execute(&format!("CREATE EXTENSION snowflake_id VERSION '{from}'")).unwrap();
+        let mut reader = cluster.connect();
+        reader.batch_execute("BEGIN; SELECT count(*) FROM public.snowflake_id_status;").unwrap();
+        let pid: i32 = reader.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+        // A bound of the test's own, so that an update that waits with no
+        // end fails here rather than hangs.
+        c.batch_execute("SET statement_timeout = '60s'").unwrap();
+        let started = Instant::now();
+        let e = sql_error(&mut c, "ALTER EXTENSION snowflake_id UPDATE");
+        let waited = started.elapsed();
+        assert_eq!(e.code, "55P03", "from {from}: {e:?}");
+        assert!(e.message.contains("snowflake_id_status is in use"), "from {from}: {e:?}");
+        assert!(e.detail.contains(&format!("pid {pid} ")), "from {from}: {e:?}");
+        assert!(waited < Duration::from_secs(60), "from {from}: the update waited {waited:?}");
+        reader.batch_execute("COMMIT").unwrap();
+        c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+        assert_same_as_a_fresh_install(&cluster, &mut c);
+    }
+}

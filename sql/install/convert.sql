@@ -63,7 +63,7 @@ BEGIN
     IF (SELECT relispartition FROM pg_class WHERE oid = tbl) THEN
         RAISE EXCEPTION '% is a partition of %', tbl, pg_partition_root(tbl)
             USING ERRCODE = '42809',
-                  HINT = format('Convert the partitioned table: SELECT snowflake_convert(%L, %L);',
+                  HINT = format('Convert the partitioned table: SELECT * FROM snowflake_id_internal.snowflake_convert(%L::pg_catalog.regclass, %L::pg_catalog.name);',
                                 pg_partition_root(tbl)::regclass::text, col);
     END IF;
     IF att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
@@ -132,7 +132,7 @@ BEGIN
                   DETAIL = 'snowflake_convert() alters only tables the calling role owns, or whose owning role it is a '
                            'member of without being a superuser: their CHECK constraints, index expressions and '
                            'triggers run as the caller.',
-                  HINT = format('Run it as the owner: SET ROLE %I; SELECT snowflake_convert(%L, %L); RESET ROLE;',
+                  HINT = format('Run it as the owner: SET ROLE %I; SELECT * FROM snowflake_id_internal.snowflake_convert(%L::pg_catalog.regclass, %L::pg_catalog.name); RESET ROLE;',
                                 foreign_owned.owner_name, tbl::text, col);
     ELSIF FOUND THEN
         RAISE EXCEPTION 'cannot convert %: table % is owned by role %, not by %', tbl, foreign_owned.rel,
@@ -241,7 +241,7 @@ BEGIN
             USING ERRCODE = '22023',
                   HINT = format('New IDs must be above old ones. If these values are snowflake IDs of this worker id, '
                                 'move the generator past them first (as a superuser): '
-                                'SELECT snowflake_advance_past(max(%I)) FROM %s;', col, tbl);
+                                'SELECT snowflake_id_internal.snowflake_advance_past(max(%I)::bigint) FROM %s;', col, tbl);
     END IF;
 
     -- 3. Widen to bigint, with the chain (above).

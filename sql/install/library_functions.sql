@@ -55,3 +55,8 @@ CREATE FUNCTION snowflake_id_internal.snowflake_id_status()
 CREATE FUNCTION snowflake_id_internal.snowflake_logical_peers() RETURNS TABLE (node text, status text, trouble text)
     LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'snowflake_logical_peers_wrapper';
+-- What the hints of the generator's refusals give a superuser to run
+-- (snowflake_advance_past checks the caller is one, under either name).
+CREATE FUNCTION snowflake_id_internal.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
+    LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_advance_past(bigint, boolean) FROM PUBLIC;

@@ -41,7 +41,7 @@ pub fn advance_past(id: i64, force: bool) -> i64 {
             ),
             Some(format!(
                 "Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run \
-                 SELECT snowflake_advance_past({id}, force => true);"
+                 SELECT snowflake_id_internal.snowflake_advance_past({id}::bigint, force => true);"
             )),
         );
     }
