@@ -545,6 +545,42 @@ fn indexes_and_partition_keys_on_a_decoded_field_serve_the_queries_naming_it() {
     assert_eq!(cluster.query_i64("SELECT count(*) FROM v"), 1);
 }
 
+/// An index on a public accessor, `snowflake_timestamp(id, ...)` as the
+/// README suggests, serves a query through the same field of
+/// `snowflake_decode`, and one that names both forms: the decoder's twin
+/// reduces to the accessor of `snowflake_id_internal`, and the hook moves
+/// the index's expression and the query's own accessor calls there too.
+#[test]
+fn an_index_on_a_public_accessor_serves_a_query_through_the_decoder() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 8"]);
+    let mut client = cluster.connect();
+    let layout = "'2025-01-01 00:00:00+00', 10, 12";
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE w (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+             CREATE INDEX w_ts ON w (snowflake_timestamp(id, {layout}));
+             INSERT INTO w (n) SELECT g FROM generate_series(1, 20000) g;
+             ANALYZE w;
+             SET enable_seqscan = off;"
+        ))
+        .unwrap();
+    let through_decoder =
+        format!("SELECT count(*) FROM w WHERE (snowflake_decode(id, {layout})).ts >= now() - interval '1 hour'");
+    let p = plan_of(&mut client, &through_decoder);
+    assert!(p.contains("w_ts"), "the accessor's index is not used through the decoder:\n{p}");
+    assert_eq!(cluster.query_i64(&through_decoder), 20_000);
+    let both = format!(
+        "SELECT count(*) FROM w WHERE snowflake_timestamp(id, {layout}) >= now() - interval '1 hour'
+            AND (snowflake_decode(id, {layout})).sequence >= 0"
+    );
+    let p = plan_of(&mut client, &both);
+    assert!(p.contains("w_ts"), "the accessor's index is not used beside a decoder:\n{p}");
+    assert_eq!(cluster.query_i64(&both), 20_000);
+    let plain = format!("SELECT count(*) FROM w WHERE snowflake_timestamp(id, {layout}) >= now() - interval '1 hour'");
+    let p = plan_of(&mut client, &plain);
+    assert!(p.contains("w_ts"), "the accessor's index is not used by the accessor:\n{p}");
+}
+
 /// An ERROR raised and caught while the query is being planned (a plpgsql
 /// EXCEPTION block in an IMMUTABLE function the planner folds, whose own
 /// statement fails in planning) leaves the query its expression index: the

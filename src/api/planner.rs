@@ -60,6 +60,7 @@ use std::ffi::{c_char, c_int};
 
 use pgrx::pg_sys;
 
+mod accessor;
 mod find;
 mod nesting;
 mod raw;
@@ -90,6 +91,11 @@ unsafe extern "C-unwind" fn plan(
     #[cfg(feature = "pg19")] es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
     let swapped = find::swap_decoders(parse.cast());
+    if swapped {
+        // The twins call the accessors of snowflake_id_internal: the
+        // query's own accessor calls go there too (see `accessor`).
+        accessor::to_internal(parse.cast());
+    }
     // Planning may plan other queries on the way: see `nesting::begin`.
     let outer = nesting::begin(swapped);
     let planned = match PREV_PLANNER {

@@ -30,6 +30,7 @@ extern "C-unwind" {
     pub fn query_tree_walker(query: *mut Query, walker: Walker, context: *mut c_void, flags: c_int) -> bool;
     pub fn lappend(list: *mut List, datum: *mut c_void) -> *mut List;
     pub fn get_func_name(funcid: Oid) -> *mut c_char;
+    pub fn get_namespace_oid(nspname: *const c_char, missing_ok: bool) -> Oid;
     pub fn get_func_namespace(funcid: Oid) -> Oid;
     pub fn get_func_signature(funcid: Oid, argtypes: *mut *mut Oid, nargs: *mut c_int) -> Oid;
     pub fn get_func_rettype(funcid: Oid) -> Oid;

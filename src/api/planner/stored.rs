@@ -11,6 +11,7 @@ use std::ptr;
 
 use pgrx::pg_sys::{self, Node, NodeTag};
 
+use super::accessor;
 use super::find::swap_decoders;
 use super::nesting;
 use super::raw;
@@ -90,9 +91,17 @@ unsafe fn restate(rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Oid) {
     let varno = (*rel).relid as c_int;
     for index in cells::<pg_sys::IndexOptInfo>((*rel).indexlist) {
         restate_index(index, varno);
+        // The planner's own copies (the target list holds the same nodes).
+        accessor::to_internal((*index).indexprs.cast());
+        accessor::to_internal((*index).indpred.cast());
     }
     if !(*rel).part_scheme.is_null() && !(*rel).partexprs.is_null() {
         restate_partition_key(rel, relation, varno);
+        let natts =
+            usize::try_from((*(*rel).part_scheme).partnatts).unwrap_or(0).min(pg_sys::PARTITION_MAX_KEYS as usize);
+        for i in 0..natts {
+            accessor::to_internal((*(*rel).partexprs.add(i)).cast());
+        }
     }
 }
 

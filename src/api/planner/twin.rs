@@ -148,7 +148,7 @@ unsafe fn find_twin(funcid: pg_sys::Oid, twin: &CStr, retset: bool) -> Option<pg
 
 /// Whether the current user may execute function `funcid`, as the planner
 /// asks before it inlines one.
-unsafe fn may_execute(funcid: pg_sys::Oid) -> bool {
+pub(super) unsafe fn may_execute(funcid: pg_sys::Oid) -> bool {
     let mode = pg_sys::ACL_EXECUTE as pg_sys::AclMode;
     #[cfg(feature = "pg15")]
     let result = raw::pg_proc_aclcheck(funcid, raw::GetUserId(), mode);
