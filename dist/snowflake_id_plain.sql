@@ -2590,12 +2590,14 @@ $snowflake_id_plain_script$;
         -- 0.7.0 marks no version on its schema.
         previous := coalesce(pg_catalog.substring(pg_catalog.obj_description(pg_catalog.to_regnamespace(old_internal)::pg_catalog.oid, 'pg_namespace'),
                                                   'managed edition ([0-9.]+)'), '0.7.0');
-        -- Its owner-only schema: snowflake_id_private (0.9.0 and later),
-        -- snowflake_id_managed_lock (0.8.0), none (0.7.0 kept its
-        -- configuration with its internals).
+        -- Its owner-only schema: snowflake_id_private (0.9.0 and later) or
+        -- snowflake_id_managed_lock (0.7.0 and 0.8.0), and its
+        -- configuration, there or (0.7.0) with its internals.
         old_private := CASE WHEN old_internal OPERATOR(pg_catalog.=) 'snowflake_id_internal' THEN 'snowflake_id_private'
                             WHEN pg_catalog.to_regnamespace('snowflake_id_managed_lock') IS NOT NULL THEN 'snowflake_id_managed_lock' END;
-        EXECUTE pg_catalog.format('SELECT * FROM %I.snowflake_managed_config', coalesce(old_private, old_internal)) INTO cfg;
+        EXECUTE pg_catalog.format('SELECT * FROM %I.snowflake_managed_config',
+                                  CASE WHEN pg_catalog.to_regclass(pg_catalog.quote_ident(old_internal) OPERATOR(pg_catalog.||) '.snowflake_managed_config') IS NOT NULL
+                                       THEN old_internal ELSE old_private END) INTO cfg;
         -- The counter's schema under this version's name, never another
         -- role's: the sequences go nowhere else.
         SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text INTO owner

@@ -254,10 +254,7 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
             "PREPARE share AS SELECT 1 FROM snowflake_id_private.snowflake_managed_raise_lock FOR UPDATE",
             "prepare a locking read of the raise lock",
         ),
-        (
-            "CREATE FUNCTION snowflake_id_private.f() RETURNS int LANGUAGE sql RETURN 1",
-            "create in the lock's schema",
-        ),
+        ("CREATE FUNCTION snowflake_id_private.f() RETURNS int LANGUAGE sql RETURN 1", "create in the lock's schema"),
         ("CREATE FUNCTION snowflake_id_internal.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
     ] {
         let (code, text) = sqlstate_of(&mut app, sql);
@@ -638,10 +635,8 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
             seen.len()
         );
-        raises += one(
-            &mut admin,
-            "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation') / 2",
-        );
+        raises +=
+            one(&mut admin, "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation') / 2");
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
@@ -1065,9 +1060,8 @@ fn a_bulk_insert_uses_no_transaction_id_per_raise() {
     let m = Managed::installed(&bin, &[]);
     let mut admin = m.admin();
     admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int)").unwrap();
-    let gen = |c: &mut Client| {
-        one(c, "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation')")
-    };
+    let gen =
+        |c: &mut Client| one(c, "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation')");
     let (xid0, gen0) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
     admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 300000) g").unwrap();
     let (xid1, gen1) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
@@ -1212,7 +1206,9 @@ fn a_foreign_internal_schema_stops_the_install() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("exists already (owner app)"), "{stderr}");
     // The owner-only schema made first: refused the same way.
-    m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_internal; CREATE SCHEMA snowflake_id_private").unwrap();
+    m.as_user("app", "app")
+        .batch_execute("DROP SCHEMA snowflake_id_internal; CREATE SCHEMA snowflake_id_private")
+        .unwrap();
     let e = common::sql_error(&mut m.admin(), "CREATE EXTENSION snowflake_id");
     assert_eq!(e.code, "42P06", "{}", e.message);
     assert!(e.message.contains("schema snowflake_id_private exists already (owner app)"), "{}", e.message);
@@ -1643,8 +1639,7 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     );
     assert_eq!(code, "42501", "{text}");
     // Nor burn the counter by its OID, which skips the schema's check.
-    let counter =
-        one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let counter = one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
     let burn = format!("SELECT nextval({counter}::oid::regclass)");
     let (code, text) = sqlstate_of(&mut eve, &burn);
     assert_eq!(code, "42501", "{text}");
@@ -1663,8 +1658,7 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     let mut eve = m.as_user("eve", "app");
     let more = draw(&mut eve, 10);
     assert!(more[0] > block[9]);
-    let (code, text) =
-        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
+    let (code, text) = sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
     assert_eq!(code, "42501", "{text}");
 }
 
@@ -2103,15 +2097,10 @@ fn a_takeover_keeps_only_the_grants_that_drawing_needs() {
         );
     }
     assert!(privs("SELECT has_schema_privilege('eve', 'snowflake_id_state', 'USAGE')"));
-    assert!(privs(
-        "SELECT has_sequence_privilege('app', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"
-    ));
-    assert!(!privs(
-        "SELECT has_sequence_privilege('eve', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"
-    ));
+    assert!(privs("SELECT has_sequence_privilege('app', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"));
+    assert!(!privs("SELECT has_sequence_privilege('eve', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"));
     let mut eve = m.as_user("eve", "app");
-    let (code, text) =
-        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
+    let (code, text) = sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
     assert_eq!(code, "42501", "{text}");
     let got = draw(&mut m.as_user("app", "app"), 10);
     assert!(got.iter().all(|id| worker_of(*id) == 5));
@@ -2531,10 +2520,16 @@ fn the_database_dev_package_updates_0_7_0_through_its_update_path() {
         updates: vec![],
     };
     let package = Package::read(std::path::Path::new(&repo_file("dist/database.dev")));
-    assert!(
-        package.updates.iter().any(|(from, to, _)| from == "0.7.0" && to == version),
-        "no update script from 0.7.0 in dist/database.dev"
-    );
+    // A chain of update scripts from 0.7.0 to this version (0.7.0 to
+    // 0.8.0, then 0.8.0 to 0.9.0, ...), which ALTER EXTENSION UPDATE runs
+    // in one transaction.
+    let mut at = "0.7.0".to_string();
+    while at != version {
+        let Some((_, to, _)) = package.updates.iter().find(|(from, _, _)| *from == at) else {
+            panic!("no update script from {at} in dist/database.dev")
+        };
+        at = to.clone();
+    }
     for name in ["acme@snowflake_id", "snowflake_id"] {
         let m = Managed::bare(&bin, &[]);
         let mut admin = m.admin();
@@ -2674,8 +2669,7 @@ fn the_installers_default_privileges_reach_no_internal() {
         let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({oid}::oid::regclass, 1)"));
         assert_eq!(code, "42501", "setval {rel}: {text}");
     }
-    let counter =
-        one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let counter = one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
     let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({counter}::oid::regclass, 1)"));
     assert_eq!(code, "42501", "setval counter: {text}");
     let after = draw(&mut app, 10);
@@ -2701,9 +2695,7 @@ fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
     let g = one(&mut admin, "SELECT last_value FROM snowflake_id_state.snowflake_managed_generation");
     let range_end = (((g >> 40) + 1) << 40) - 1;
     admin
-        .batch_execute(&format!(
-            "ALTER SEQUENCE snowflake_id_state.snowflake_managed_generation MAXVALUE {range_end}"
-        ))
+        .batch_execute(&format!("ALTER SEQUENCE snowflake_id_state.snowflake_managed_generation MAXVALUE {range_end}"))
         .unwrap();
     let failed = admin.batch_execute("BEGIN; SELECT snowflake_id_internal.snowflake_set_worker_id(6); COMMIT");
     assert!(failed.is_err(), "the change was to stop mid-way");
@@ -2824,4 +2816,184 @@ fn worker_id_changes_racing_draws_never_set_the_counter_back() {
     all.sort_unstable();
     let shared_ms = all.windows(2).filter(|w| w[0] >> 10 == w[1] >> 10 && w[0] & 1023 != w[1] & 1023).count();
     assert_eq!(shared_ms, 0, "{shared_ms} milliseconds drawn in under two worker ids");
+}
+
+/// The release 0.8.0's script `dist/{file}` (commit 3fdffc8), written into
+/// a directory the server's psql can read; the directory is returned with
+/// the path, to be kept for as long as the file is used.
+fn script_of_0_8_0(file: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let old = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", &format!("3fdffc8:dist/{file}")])
+        .output()
+        .expect("git");
+    assert!(old.status.success(), "0.8.0's {file} from git: {}", String::from_utf8_lossy(&old.stderr));
+    assert!(String::from_utf8_lossy(&old.stdout).contains("snowflake_id 0.8.0,"), "not 0.8.0's {file}");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = work.path().join(file);
+    std::fs::write(&path, &old.stdout).unwrap();
+    (work, path)
+}
+
+/// What 0.8.0's docs had the owner run to let `role` draw.
+fn grant_draw_0_8_0(role: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO {role};
+         GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO {role};
+         GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
+             snowflake_id_managed_state.snowflake_managed_offset TO {role};"
+    )
+}
+
+/// An install of 0.8.0 in `db`, through `how` ("pg_tle": its pg_tle script
+/// and CREATE EXTENSION; "plain": its plain script), worker id 6 and `app`
+/// allowed to draw, with 1,000 IDs stored 30 s ahead of the clock in
+/// table t, so that the clock alone would not keep new IDs above them.
+/// Returns the largest stored ID.
+fn install_0_8_0(m: &Managed, db: &str, how: &str) -> i64 {
+    let file = if how == "plain" { "snowflake_id_plain.sql" } else { "snowflake_id_pg_tle.sql" };
+    let (_dir, script) = script_of_0_8_0(file);
+    let ran = m.cluster.psql("admin", db).arg("-f").arg(&script).output().unwrap();
+    check(&format!("0.8.0's {file}"), ran);
+    let mut admin = m.as_user("admin", db);
+    if how != "plain" {
+        admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    }
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    admin.batch_execute(&grant_draw_0_8_0("app")).unwrap();
+    admin
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int);
+             CREATE VIEW v AS SELECT id, snowflake_timestamp(id) AS ts FROM t;
+             SELECT snowflake_id_managed.snowflake_advance_past(
+                 snowflake_from_timestamp(clock_timestamp() + interval '30 seconds'));
+             INSERT INTO t (x) SELECT g FROM generate_series(1, 1000) g;",
+        )
+        .unwrap();
+    assert_eq!(
+        one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'"),
+        3,
+        "0.8.0's three schemas"
+    );
+    one(&mut admin, "SELECT max(id) FROM t")
+}
+
+/// After an update or reinstall from 0.8.0: none of 0.8.0's schemas is
+/// left, this version's three are there, and new IDs, of worker id 6, are
+/// above every ID 0.8.0 issued, drawn by the owner and by `app`, whose
+/// grant of 0.8.0 still holds (on the renamed schema).
+fn continues_above_0_8_0(m: &Managed, db: &str, max: i64) {
+    let mut admin = m.as_user("admin", db);
+    admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 100) g").unwrap();
+    let above = one(&mut admin, &format!("SELECT count(*) FROM t WHERE id > {max}"));
+    assert_eq!(above, 100, "{db}: IDs at or below the largest 0.8.0 issued ({max})");
+    assert_eq!(worker_of(one(&mut admin, "SELECT max(id) FROM t")), 6, "{db}");
+    let app = draw(&mut m.as_user("app", db), 10);
+    assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 6), "{db}: app's draws {app:?}");
+    let old = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'");
+    assert_eq!(old, 0, "{db}: 0.8.0's schemas left");
+    let new = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace
+          WHERE nspname IN ('snowflake_id_internal', 'snowflake_id_private', 'snowflake_id_state')",
+    );
+    assert_eq!(new, 3, "{db}: this version's schemas");
+}
+
+/// A pg_tle install of 0.8.0 (its shipped script, from the repository's
+/// history) updates with ALTER EXTENSION UPDATE, and a plain install of
+/// 0.8.0 with this version's plain script: the schemas take this version's
+/// names, the counter (30 s ahead of the clock), the worker id, the column
+/// default, the view and the grants for a drawing role stay, a copy is
+/// still named one, and the counter then outlives DROP EXTENSION under its
+/// new name.
+#[test]
+fn a_0_8_0_install_updates_to_0_9_0_keeping_its_counter() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let max_tle = install_0_8_0(&m, "app", "pg_tle");
+    let max_plain = install_0_8_0(&m, "plain", "plain");
+    // Where the worker id was set, as a restore into another database
+    // leaves it: status names the copy, before and after the update.
+    let copy_before = m
+        .admin()
+        .batch_execute("UPDATE snowflake_id_managed_lock.snowflake_managed_config SET set_in = 1")
+        .and_then(|_| m.admin().query_one("SELECT problem FROM snowflake_id_status", &[]))
+        .unwrap()
+        .get::<_, Option<String>>(0);
+    assert!(copy_before.unwrap_or_default().contains("was set in another database"));
+    m.register("app");
+    m.admin().batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    let mut admin = m.admin();
+    let version: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(problem.unwrap_or_default().contains("was set in another database"), "the copy is no longer named");
+    for (db, max) in [("app", max_tle), ("plain", max_plain)] {
+        continues_above_0_8_0(&m, db, max);
+        let mut admin = m.as_user("admin", db);
+        assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1100, "{db}: the view");
+        let plan = ids_plan(&mut admin);
+        assert!(plan.contains("snowflake_id_state.snowflake_managed_counter"), "{db}: not baked again: {plan}");
+    }
+    let max = one(&mut admin, "SELECT max(id) FROM t");
+    admin.batch_execute("DROP EXTENSION snowflake_id CASCADE; CREATE EXTENSION snowflake_id").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(6)").unwrap();
+    let next = one(&mut admin, "SELECT snowflake_nextval()");
+    assert!(next > max, "the counter did not outlive DROP EXTENSION: {next} <= {max}");
+}
+
+/// 0.8.0 dropped (DROP EXTENSION, or its plain uninstall script) leaves its
+/// counter in snowflake_id_managed_state; this version, installed next,
+/// takes that schema over under its own name and continues above every ID
+/// 0.8.0 issued, 30 s ahead of the clock. A counter schema of that name of
+/// another role's stops the install, as its own name's does.
+#[test]
+fn a_reinstall_after_dropping_0_8_0_continues_above_its_ids() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let max_tle = install_0_8_0(&m, "app", "pg_tle");
+    let max_plain = install_0_8_0(&m, "plain", "plain");
+    m.admin()
+        .batch_execute("DROP VIEW v; ALTER TABLE t ALTER COLUMN id DROP DEFAULT; DROP EXTENSION snowflake_id")
+        .unwrap();
+    m.as_user("admin", "plain").batch_execute("DROP VIEW v; ALTER TABLE t ALTER COLUMN id DROP DEFAULT").unwrap();
+    let (_dir, uninstall) = script_of_0_8_0("snowflake_id_plain_uninstall.sql");
+    check("0.8.0's uninstall", m.cluster.psql("admin", "plain").arg("-f").arg(&uninstall).output().unwrap());
+    for db in ["app", "plain"] {
+        let kept = one(
+            &mut m.as_user("admin", db),
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_%' AND nspname <> 'snowflake_id_managed_state'",
+        );
+        assert_eq!(kept, 0, "{db}: 0.8.0 left more than its counter");
+    }
+    m.register("app");
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    for (db, max) in [("app", max_tle), ("plain", max_plain)] {
+        let mut admin = m.as_user("admin", db);
+        admin
+            .batch_execute(
+                "SELECT snowflake_id_internal.snowflake_set_worker_id(6);
+                 ALTER TABLE t ALTER COLUMN id SET DEFAULT snowflake_nextval();",
+            )
+            .unwrap();
+        continues_above_0_8_0(&m, db, max);
+    }
+    // Another role's schema of 0.8.0's counter name is not taken over.
+    m.cluster.sql("CREATE DATABASE other OWNER admin");
+    m.cluster.sql("GRANT CREATE ON DATABASE other TO app");
+    m.as_user("app", "other").batch_execute("CREATE SCHEMA snowflake_id_managed_state").unwrap();
+    let out =
+        m.cluster.psql("admin", "other").arg("-f").arg(repo_file("dist/snowflake_id_plain.sql")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("schema snowflake_id_managed_state exists already and belongs to role app"),
+        "{stderr}"
+    );
 }
