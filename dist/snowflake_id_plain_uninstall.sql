@@ -11,9 +11,11 @@ DECLARE
     users text;
     r record;
 BEGIN
-    IF ns IS NULL OR pg_catalog.to_regnamespace('snowflake_id_managed') IS NULL THEN
-        RAISE EXCEPTION 'snowflake_id: no plain install of the managed edition here'
-            USING ERRCODE = '42704', HINT = 'SET search_path to the schema it was installed in, then run this again.';
+    IF ns IS NULL OR pg_catalog.to_regnamespace('snowflake_id_internal') IS NULL
+       OR pg_catalog.to_regnamespace('snowflake_id_private') IS NULL THEN
+        RAISE EXCEPTION 'snowflake_id: no plain install of the managed edition 0.9.0 here'
+            USING ERRCODE = '42704',
+                  HINT = 'SET search_path to the schema it was installed in, then run this again. An install of 0.8.0 or earlier: run this version''s dist/snowflake_id_plain.sql first, which updates it.';
     END IF;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s.%I', ad.adrelid::pg_catalog.regclass, a.attname), ', ') INTO users
       FROM pg_catalog.pg_depend d
@@ -60,8 +62,8 @@ BEGIN
     LOOP
         EXECUTE r.stmt;
     END LOOP;
-    DROP SCHEMA snowflake_id_managed, snowflake_id_managed_lock CASCADE;
-    RAISE NOTICE 'snowflake_id: the managed edition is uninstalled; schema snowflake_id_managed_state, its counter, is kept'
-        USING HINT = 'An install after this one continues above every ID issued before. DROP SCHEMA snowflake_id_managed_state CASCADE forgets that, once no stored ID matters.';
+    DROP SCHEMA snowflake_id_internal, snowflake_id_private CASCADE;
+    RAISE NOTICE 'snowflake_id: the managed edition is uninstalled; schema snowflake_id_state, its counter, is kept'
+        USING HINT = 'An install after this one continues above every ID issued before. DROP SCHEMA snowflake_id_state CASCADE forgets that, once no stored ID matters.';
 END
 $uninstall$;

@@ -26,13 +26,24 @@ version=${SNOWFLAKE_MANAGED_VERSION:-$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo
 updates=${SNOWFLAKE_MANAGED_UPDATES:-sql/managed/updates}
 out=${SNOWFLAKE_MANAGED_OUT:-dist}
 
-# The install script, in dependency order. layout.sql, accessors.sql and
-# text_forms.sql are the managed decoders' own files.
-parts=(sql/install/types.sql sql/managed/layout.sql sql/managed/generator.sql sql/managed/config.sql
-    sql/managed/accessors.sql sql/install/decode.sql sql/managed/text_forms.sql sql/managed/status.sql
-    sql/managed/privileges.sql)
+# The install script, in dependency order: the schemas, the owner-only
+# configuration and worker id in force (private.sql), the decoders' layout,
+# the counter's schema (state.sql), the raise, the worker id switch, the
+# draw (slow path, fast path and its baking), blocks of IDs, the owner's
+# configuration calls, the accessors and text forms (the managed decoders'
+# own files) with the native decoders over them, the status, the privileges.
+parts=(sql/install/types.sql sql/managed/schemas.sql sql/managed/private.sql sql/managed/layout.sql
+    sql/managed/state.sql sql/managed/raise.sql sql/managed/switch.sql sql/managed/draw.sql
+    sql/managed/block.sql sql/managed/config.sql sql/managed/accessors.sql sql/install/decode.sql
+    sql/managed/text_forms.sql sql/managed/status.sql sql/managed/privileges.sql)
 for f in "${parts[@]}" sql/managed/config_dump.sql; do
     [ -f "$f" ] || { echo "managed.sh: $f is missing" >&2; exit 1; }
+done
+# Each file of the edition does one job and stays readable whole.
+for f in sql/managed/*.sql "$updates"/*.sql; do
+    [ -f "$f" ] || continue
+    n=$(grep -c '[^[:space:]]' "$f" || true)
+    [ "$n" -le 450 ] || { echo "managed.sh: $f has $n non-blank lines (at most 450: split it by what each part does)" >&2; exit 1; }
 done
 
 # The names the install creates in the extension's schema, read from the
@@ -333,7 +344,7 @@ plain() {
 -- from the repository's sources: do not edit. Creates the objects in the
 -- current schema (the first of search_path), owned by the role that runs
 -- it, which is the edition's owner; then, as the same role:
---   SELECT snowflake_id_managed.snowflake_set_worker_id(n);
+--   SELECT snowflake_id_internal.snowflake_set_worker_id(n);
 -- Run over an earlier plain install of the same role in the same schema, it
 -- updates it in place: the counter, the worker id and the layout stay, and
 -- so do the functions' identities (column defaults, views that use them).
@@ -346,6 +357,9 @@ DECLARE
     cfg record;
     seq pg_catalog.text;
     suffix pg_catalog.text;
+    old_internal pg_catalog.name;
+    old_private pg_catalog.name;
+    owner pg_catalog.text;
 BEGIN
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'snowflake_id: no schema to create the managed edition in'
@@ -357,32 +371,65 @@ HEAD
     cat <<TAIL
 \$snowflake_id_plain_script\$;
     script := pg_catalog.replace(script, '@extschema@', pg_catalog.quote_ident(nsp));
-    -- An earlier plain install of this role, here: update it in place.
-    IF EXISTS (SELECT FROM pg_catalog.pg_namespace n
-                WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.name
-                  AND n.nspowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid)
+    -- An earlier plain install of this role, here: update it in place. Its
+    -- internal functions are in snowflake_id_internal (0.9.0 and later) or
+    -- snowflake_id_managed (0.7.0 and 0.8.0): a schema of the role's that no
+    -- extension owns (the native edition's snowflake_id_internal is its
+    -- extension's, and so is a pg_tle install's).
+    SELECT n.nspname INTO old_internal
+      FROM pg_catalog.pg_namespace n
+     WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_internal', 'snowflake_id_managed']::pg_catalog.name[])
+       AND n.nspowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid
+       AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
+                          AND d.objid OPERATOR(pg_catalog.=) n.oid AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")
+     ORDER BY n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.name DESC
+     LIMIT 1;
+    IF old_internal IS NOT NULL
        AND EXISTS (SELECT FROM pg_catalog.pg_proc p
                     WHERE p.pronamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(nsp))::pg_catalog.oid
                       AND p.proname OPERATOR(pg_catalog.=) 'snowflake_nextval'::pg_catalog.name
                       AND p.proowner OPERATOR(pg_catalog.=) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid) THEN
         -- 0.7.0 marks no version on its schema.
-        previous := coalesce(pg_catalog.substring(pg_catalog.obj_description(pg_catalog.to_regnamespace('snowflake_id_managed')::pg_catalog.oid, 'pg_namespace'),
+        previous := coalesce(pg_catalog.substring(pg_catalog.obj_description(pg_catalog.to_regnamespace(old_internal)::pg_catalog.oid, 'pg_namespace'),
                                                   'managed edition ([0-9.]+)'), '0.7.0');
-        -- Its configuration (0.7.0 kept it in snowflake_id_managed).
-        IF pg_catalog.to_regclass('snowflake_id_managed.snowflake_managed_config') IS NOT NULL THEN
-            EXECUTE 'SELECT * FROM snowflake_id_managed.snowflake_managed_config' INTO cfg;
-        ELSE
-            EXECUTE 'SELECT * FROM snowflake_id_managed_lock.snowflake_managed_config' INTO cfg;
+        -- Its owner-only schema: snowflake_id_private (0.9.0 and later) or
+        -- snowflake_id_managed_lock (0.7.0 and 0.8.0), and its
+        -- configuration, there or (0.7.0) with its internals.
+        old_private := CASE WHEN old_internal OPERATOR(pg_catalog.=) 'snowflake_id_internal' THEN 'snowflake_id_private'
+                            WHEN pg_catalog.to_regnamespace('snowflake_id_managed_lock') IS NOT NULL THEN 'snowflake_id_managed_lock' END;
+        EXECUTE pg_catalog.format('SELECT * FROM %I.snowflake_managed_config',
+                                  CASE WHEN pg_catalog.to_regclass(pg_catalog.quote_ident(old_internal) OPERATOR(pg_catalog.||) '.snowflake_managed_config') IS NOT NULL
+                                       THEN old_internal ELSE old_private END) INTO cfg;
+        -- The counter's schema under this version's name, never another
+        -- role's: the sequences go nowhere else.
+        SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text INTO owner
+          FROM pg_catalog.pg_namespace n
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_state'::pg_catalog.name
+           AND n.nspowner OPERATOR(pg_catalog.<>) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid;
+        IF owner IS NOT NULL THEN
+            RAISE EXCEPTION 'snowflake_id: schema snowflake_id_state exists already and belongs to role %', owner
+                USING ERRCODE = '42P06',
+                      DETAIL = 'The managed edition keeps its counter there; the update moves the counter of the install it updates there, and takes over only a schema of the role that installed it.',
+                      HINT = 'Have a superuser or its owner drop or rename that schema, then run the script again.';
         END IF;
-        -- Its counter, generation and offset, moved (values and all) to the
-        -- schema that outlives an install (0.7.0 kept them with its internals).
-        IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL THEN
-            CREATE SCHEMA snowflake_id_managed_state;
-            GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
+        -- 0.8.0's counter schema, renamed (its sequences, their values and
+        -- the grants on them go with it); for 0.7.0's sequences, a new one
+        -- with the drawing 0.7.0 gave every role.
+        IF pg_catalog.to_regnamespace('snowflake_id_state') IS NULL THEN
+            IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NOT NULL THEN
+                ALTER SCHEMA snowflake_id_managed_state RENAME TO snowflake_id_state;
+            ELSE
+                CREATE SCHEMA snowflake_id_state;
+                GRANT USAGE ON SCHEMA snowflake_id_state TO PUBLIC;
+            END IF;
         END IF;
+        -- 0.7.0's counter, generation and offset, moved (values and all) to
+        -- the schema that outlives an install (0.7.0 kept them with its
+        -- internals).
         FOREACH seq IN ARRAY ARRAY['snowflake_managed_generation', 'snowflake_managed_counter', 'snowflake_managed_offset'] LOOP
-            IF pg_catalog.to_regclass('snowflake_id_managed.' OPERATOR(pg_catalog.||) seq) IS NOT NULL THEN
-                EXECUTE pg_catalog.format('ALTER SEQUENCE snowflake_id_managed.%I SET SCHEMA snowflake_id_managed_state', seq);
+            IF pg_catalog.to_regclass(pg_catalog.quote_ident(old_internal) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) seq) IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER SEQUENCE %I.%I SET SCHEMA snowflake_id_state', old_internal, seq);
             END IF;
         END LOOP;
         -- The earlier internals out of the way; dropped once nothing of the
@@ -392,9 +439,9 @@ HEAD
         suffix := pg_catalog.substr(pg_catalog.md5(pg_catalog.random()::pg_catalog.text
             OPERATOR(pg_catalog.||) pg_catalog.clock_timestamp()::pg_catalog.text
             OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text), 1, 24);
-        EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
-        IF pg_catalog.to_regnamespace('snowflake_id_managed_lock') IS NOT NULL THEN
-            EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+        EXECUTE pg_catalog.format('ALTER SCHEMA %I RENAME TO %I', old_internal, 'snowflake_id_internal_previous_' OPERATOR(pg_catalog.||) suffix);
+        IF old_private IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER SCHEMA %I RENAME TO %I', old_private, 'snowflake_id_private_previous_' OPERATOR(pg_catalog.||) suffix);
         END IF;
         -- The same script, replacing the functions and the view in place
         -- (same identities: defaults and views that use them stay) and
@@ -405,13 +452,20 @@ HEAD
         script := pg_catalog.replace(script, E'\\nCREATE TYPE snowflake_parts AS', E'\\nCREATE TYPE pg_temp.snowflake_parts_kept AS');
         EXECUTE script;
         IF cfg.epoch IS NOT NULL THEN
-            PERFORM snowflake_id_managed.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+            PERFORM snowflake_id_internal.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
         END IF;
         IF cfg.worker_id IS NOT NULL THEN
-            PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
+            PERFORM snowflake_id_internal.snowflake_set_worker_id(cfg.worker_id);
+            -- Where the worker id was set, as it was (0.8.0 and later): a
+            -- database restored from a dump is still named a copy.
+            IF pg_catalog.to_jsonb(cfg) OPERATOR(pg_catalog.?) 'set_in' THEN
+                UPDATE snowflake_id_private.snowflake_managed_config
+                   SET set_in = (pg_catalog.to_jsonb(cfg) OPERATOR(pg_catalog.->>) 'set_in')::pg_catalog.oid,
+                       set_on = (pg_catalog.to_jsonb(cfg) OPERATOR(pg_catalog.->>) 'set_on')::pg_catalog.int8;
+            END IF;
         END IF;
-        EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
-        EXECUTE pg_catalog.format('DROP SCHEMA IF EXISTS %I CASCADE', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+        EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_internal_previous_' OPERATOR(pg_catalog.||) suffix);
+        EXECUTE pg_catalog.format('DROP SCHEMA IF EXISTS %I CASCADE', 'snowflake_id_private_previous_' OPERATOR(pg_catalog.||) suffix);
         RAISE NOTICE 'snowflake_id: the managed edition in schema % is updated from % to $version', nsp, previous
             USING DETAIL = 'The counter, the worker id and the layout are kept, and so are the privileges on them: where PUBLIC could draw (0.7.0), it still can.',
                   HINT = 'To keep drawing to the roles that need it, revoke those privileges from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';
@@ -427,7 +481,7 @@ TAIL
 # search_path), all of it or nothing: refused while a column's default calls
 # snowflake_nextval() (dropping the function would drop the default with
 # it), and never drops another role's object of one of the names. Keeps
-# schema snowflake_id_managed_state, the counter: an install after this one
+# schema snowflake_id_state, the counter: an install after this one
 # continues above every ID issued before.
 plain_uninstall() {
     cat <<HEAD
@@ -444,9 +498,11 @@ DECLARE
     users text;
     r record;
 BEGIN
-    IF ns IS NULL OR pg_catalog.to_regnamespace('snowflake_id_managed') IS NULL THEN
-        RAISE EXCEPTION 'snowflake_id: no plain install of the managed edition here'
-            USING ERRCODE = '42704', HINT = 'SET search_path to the schema it was installed in, then run this again.';
+    IF ns IS NULL OR pg_catalog.to_regnamespace('snowflake_id_internal') IS NULL
+       OR pg_catalog.to_regnamespace('snowflake_id_private') IS NULL THEN
+        RAISE EXCEPTION 'snowflake_id: no plain install of the managed edition $version here'
+            USING ERRCODE = '42704',
+                  HINT = 'SET search_path to the schema it was installed in, then run this again. An install of 0.8.0 or earlier: run this version''s dist/snowflake_id_plain.sql first, which updates it.';
     END IF;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s.%I', ad.adrelid::pg_catalog.regclass, a.attname), ', ') INTO users
       FROM pg_catalog.pg_depend d
@@ -493,9 +549,9 @@ BEGIN
     LOOP
         EXECUTE r.stmt;
     END LOOP;
-    DROP SCHEMA snowflake_id_managed, snowflake_id_managed_lock CASCADE;
-    RAISE NOTICE 'snowflake_id: the managed edition is uninstalled; schema snowflake_id_managed_state, its counter, is kept'
-        USING HINT = 'An install after this one continues above every ID issued before. DROP SCHEMA snowflake_id_managed_state CASCADE forgets that, once no stored ID matters.';
+    DROP SCHEMA snowflake_id_internal, snowflake_id_private CASCADE;
+    RAISE NOTICE 'snowflake_id: the managed edition is uninstalled; schema snowflake_id_state, its counter, is kept'
+        USING HINT = 'An install after this one continues above every ID issued before. DROP SCHEMA snowflake_id_state CASCADE forgets that, once no stored ID matters.';
 END
 \$uninstall\$;
 HEAD
@@ -547,17 +603,17 @@ named \`<handle>@snowflake_id\` on database.dev, after its publisher):
 \`\`\`sql
 SELECT dbdev.install('<handle>@snowflake_id');
 CREATE EXTENSION "<handle>@snowflake_id" VERSION '$version';
-SELECT snowflake_id_managed.snowflake_set_worker_id(1);  -- 0 .. 1023, one per server
+SELECT snowflake_id_internal.snowflake_set_worker_id(1);  -- 0 .. 1023, one per server
 \`\`\`
 
 Then let the roles that draw IDs read the generator (the extension's owner
 grants; a fresh install grants no other role anything):
 
 \`\`\`sql
-GRANT USAGE ON SCHEMA snowflake_id_managed_state TO app_role;
-GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO app_role;
-GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
-    snowflake_id_managed_state.snowflake_managed_offset TO app_role;
+GRANT USAGE ON SCHEMA snowflake_id_state TO app_role;
+GRANT USAGE ON SEQUENCE snowflake_id_state.snowflake_managed_counter TO app_role;
+GRANT SELECT ON SEQUENCE snowflake_id_state.snowflake_managed_generation,
+    snowflake_id_state.snowflake_managed_offset TO app_role;
 \`\`\`
 
 ## Use

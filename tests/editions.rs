@@ -154,7 +154,7 @@ fn a_native_database_restored_into_the_managed_edition_continues_above() {
         &managed,
         "admin",
         "psql -X -v ON_ERROR_STOP=1 -d app -c 'CREATE EXTENSION snowflake_id' \
-             -c 'SELECT snowflake_id_managed.snowflake_set_worker_id(7)'",
+             -c 'SELECT snowflake_id_internal.snowflake_set_worker_id(7)'",
     );
     // Everything but the native extension: its entry, its comment, its
     // registry tables' rows and its triggers on the tables.
@@ -167,7 +167,7 @@ fn a_native_database_restored_into_the_managed_edition_continues_above() {
          pg_restore --no-owner --exit-on-error -L native.list -d app native.dump",
     );
     let mut admin = connect(&managed, "admin", "app");
-    continues_above(&mut admin, max, 7, "SELECT snowflake_id_managed.snowflake_advance_past(max(id)) FROM public.t");
+    continues_above(&mut admin, max, 7, "SELECT snowflake_id_internal.snowflake_advance_past(max(id)) FROM public.t");
 }
 
 /// docs/managed.md, "From the managed edition to the native one".
@@ -176,9 +176,9 @@ fn a_managed_database_restored_into_the_native_edition_continues_above() {
     let managed = managed_server();
     let mut admin = connect(&managed, "admin", "app");
     admin
-        .batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_id_managed.snowflake_set_worker_id(9);")
+        .batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_id_internal.snowflake_set_worker_id(9);")
         .unwrap();
-    let max = store_rows_ahead(&mut admin, "snowflake_id_managed.snowflake_advance_past");
+    let max = store_rows_ahead(&mut admin, "snowflake_id_internal.snowflake_advance_past");
     drop(admin);
     sh(&managed, "admin", "pg_dump -Fc -d app -f managed.dump");
 
@@ -191,7 +191,8 @@ fn a_managed_database_restored_into_the_native_edition_continues_above() {
         &native,
         "postgres",
         "pg_restore -l managed.dump \
-           | grep -v -e ' pgtle ' -e ' pg_tle ' -e ' snowflake_id_managed' -e ' EXTENSION - snowflake_id ' \
+           | grep -v -e ' pgtle ' -e ' pg_tle ' -e ' snowflake_id_private ' -e ' snowflake_id_state ' \
+                     -e ' EXTENSION - snowflake_id ' \
                      -e ' COMMENT - EXTENSION snowflake_id ' > managed.list
          pg_restore --no-owner --exit-on-error -L managed.list -d postgres managed.dump",
     );

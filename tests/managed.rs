@@ -39,10 +39,10 @@ fn managed_bin() -> Option<String> {
 /// roles"): no other role may name the counter's schema by default.
 fn grant_draw(role: &str) -> String {
     format!(
-        "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO {role};
-         GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO {role};
-         GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
-             snowflake_id_managed_state.snowflake_managed_offset TO {role};"
+        "GRANT USAGE ON SCHEMA snowflake_id_state TO {role};
+         GRANT USAGE ON SEQUENCE snowflake_id_state.snowflake_managed_counter TO {role};
+         GRANT SELECT ON SEQUENCE snowflake_id_state.snowflake_managed_generation,
+             snowflake_id_state.snowflake_managed_offset TO {role};"
     )
 }
 
@@ -191,7 +191,7 @@ fn a_non_superuser_admin_registers_creates_configures_and_draws() {
     assert!((now_ms - ms).abs() < 5_000, "time part {ms} vs clock {now_ms}");
     // The fast path is inlined: no function call of ours in the plan.
     let plan = ids_plan(&mut admin);
-    assert!(plan.contains("nextval('snowflake_id_managed_state.snowflake_managed_counter'"), "not inlined: {plan}");
+    assert!(plan.contains("nextval('snowflake_id_state.snowflake_managed_counter'"), "not inlined: {plan}");
     // Blocks: ascending, all new, the same worker.
     let block = ids(&mut admin, "SELECT * FROM snowflake_nextval_block(500)");
     assert_eq!(block.len(), 500);
@@ -229,36 +229,33 @@ fn only_the_owner_changes_worker_id_layout_or_the_counter() {
         ("SELECT snowflake_set_worker_id(9)", "worker id"),
         ("SELECT snowflake_set_layout('2024-01-01', 8, 14)", "layout"),
         ("SELECT snowflake_advance_past(1)", "advance_past"),
-        ("UPDATE snowflake_id_managed_lock.snowflake_managed_config SET worker_id = 9", "config table"),
-        ("SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)", "counter setval"),
-        ("SELECT nextval('snowflake_id_managed_state.snowflake_managed_generation')", "generation bump"),
-        ("SELECT snowflake_id_managed.snowflake_managed_raise(1, 0, 10, 0)", "raise"),
-        ("SELECT snowflake_id_managed.snowflake_managed_bake(true)", "bake"),
+        ("UPDATE snowflake_id_private.snowflake_managed_config SET worker_id = 9", "config table"),
+        ("SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)", "counter setval"),
+        ("SELECT nextval('snowflake_id_state.snowflake_managed_generation')", "generation bump"),
+        ("SELECT snowflake_id_internal.snowflake_managed_raise(1, 0, 10, 0)", "raise"),
+        ("SELECT snowflake_id_internal.snowflake_managed_bake(true)", "bake"),
         ("CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint LANGUAGE sql RETURN 1", "replace"),
         ("GRANT admin TO app", "role"),
-        ("ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_counter RESTART 1", "alter counter"),
+        ("ALTER SEQUENCE snowflake_id_state.snowflake_managed_counter RESTART 1", "alter counter"),
         (
-            "DO $$BEGIN LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
+            "DO $$BEGIN LOCK TABLE snowflake_id_private.snowflake_managed_raise_lock IN EXCLUSIVE MODE; END$$",
             "hold the raise lock",
         ),
-        ("SELECT * FROM snowflake_id_managed_lock.snowflake_managed_raise_lock", "read the raise lock"),
+        ("SELECT * FROM snowflake_id_private.snowflake_managed_raise_lock", "read the raise lock"),
         // Parse analysis locks a relation before privileges are checked: a
         // PREPARE in an open transaction held the raise lock's table and
         // stopped every raise. The schema
         // grants nothing, so the name is not even found.
         (
-            "PREPARE hold AS INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true)",
+            "PREPARE hold AS INSERT INTO snowflake_id_private.snowflake_managed_raise_lock VALUES (true)",
             "prepare an insert into the raise lock",
         ),
         (
-            "PREPARE share AS SELECT 1 FROM snowflake_id_managed_lock.snowflake_managed_raise_lock FOR UPDATE",
+            "PREPARE share AS SELECT 1 FROM snowflake_id_private.snowflake_managed_raise_lock FOR UPDATE",
             "prepare a locking read of the raise lock",
         ),
-        (
-            "CREATE FUNCTION snowflake_id_managed_lock.f() RETURNS int LANGUAGE sql RETURN 1",
-            "create in the lock's schema",
-        ),
-        ("CREATE FUNCTION snowflake_id_managed.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
+        ("CREATE FUNCTION snowflake_id_private.f() RETURNS int LANGUAGE sql RETURN 1", "create in the lock's schema"),
+        ("CREATE FUNCTION snowflake_id_internal.f() RETURNS int LANGUAGE sql RETURN 1", "create internal"),
     ] {
         let (code, text) = sqlstate_of(&mut app, sql);
         assert_eq!(code, "42501", "{what}: {sql}: {text}");
@@ -619,7 +616,7 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
         // machine takes (the deadline only stops a hang).
         barrier.wait();
         let hang_guard = Instant::now() + HANG_GUARD;
-        let generation = "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') / 2";
+        let generation = "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation') / 2";
         while one(&mut admin, generation) < 600 {
             assert!(Instant::now() < hang_guard, "{bits} sequence bits: fewer than 600 raises in {HANG_GUARD:?}");
             thread::sleep(Duration::from_millis(100));
@@ -638,10 +635,8 @@ fn raises_racing_draws_at_the_clock_never_repeat() {
             "{bits} sequence bits: IDs issued twice, IDs not above the session's last, among {}",
             seen.len()
         );
-        raises += one(
-            &mut admin,
-            "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') / 2",
-        );
+        raises +=
+            one(&mut admin, "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation') / 2");
     }
     assert!(raises > 1000, "too few raises ({raises}) to race");
 }
@@ -798,8 +793,8 @@ fn an_update_to_the_next_version_keeps_configuration_and_counter() {
     std::fs::create_dir(&updates).unwrap();
     std::fs::write(
         updates.join(format!("snowflake_id--{current}--{next}.sql")),
-        "CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
-         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_managed.snowflake_managed_bake(true);\n",
+        "CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_max_drift_ms() RETURNS bigint\n    \
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE\n    RETURN 2000;\nSELECT snowflake_id_internal.snowflake_managed_bake(true);\n",
     )
     .unwrap();
     let out = work.path().join("dist");
@@ -986,7 +981,7 @@ fn the_layout_changes_only_while_no_worker_id_is_set() {
     admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
     admin.batch_execute(&grant_draw("app")).unwrap();
     let mut eve = m.as_user("app", "app");
-    one(&mut eve, "SELECT nextval('snowflake_id_managed_state.snowflake_managed_counter')");
+    one(&mut eve, "SELECT nextval('snowflake_id_state.snowflake_managed_counter')");
     let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_set_layout('2025-01-01 00:00:00.0005+00', 0, 22)");
     assert_eq!(code, "22023", "sub-millisecond epoch: {text}");
     admin.batch_execute("SELECT snowflake_set_layout('2025-01-01 00:00:00+00', 0, 22)").unwrap();
@@ -1065,9 +1060,8 @@ fn a_bulk_insert_uses_no_transaction_id_per_raise() {
     let m = Managed::installed(&bin, &[]);
     let mut admin = m.admin();
     admin.batch_execute("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int)").unwrap();
-    let gen = |c: &mut Client| {
-        one(c, "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation')")
-    };
+    let gen =
+        |c: &mut Client| one(c, "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation')");
     let (xid0, gen0) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
     admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 300000) g").unwrap();
     let (xid1, gen1) = (one(&mut admin, "SELECT txid_current()"), gen(&mut admin));
@@ -1108,8 +1102,8 @@ fn the_end_of_the_layout_is_the_editions_own_error() {
     assert!(last_id & 4095 > 4000, "IDs of the last millisecond were left: {last_id}");
     let code = refusal.expect("draws past the end refused");
     assert!(code == "54000" || code == "22003", "{code}");
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_managed_draw(false)").unwrap_err();
-    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_managed_draw(false)");
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_managed_draw(false)").unwrap_err();
+    let (code, text) = sqlstate_of(&mut admin, "SELECT snowflake_id_internal.snowflake_managed_draw(false)");
     assert_eq!(code, "54000", "the slow path: {text}");
 }
 
@@ -1201,7 +1195,7 @@ fn a_foreign_internal_schema_stops_the_install() {
     m.cluster.sql("CREATE DATABASE plain OWNER admin");
     for db in ["app", "plain"] {
         m.as_user("postgres", db).batch_execute(&format!("GRANT CREATE ON DATABASE {db} TO app")).unwrap();
-        m.as_user("app", db).batch_execute("CREATE SCHEMA snowflake_id_managed").unwrap();
+        m.as_user("app", db).batch_execute("CREATE SCHEMA snowflake_id_internal").unwrap();
     }
     m.register("app");
     let (code, text) = sqlstate_of(&mut m.admin(), "CREATE EXTENSION snowflake_id");
@@ -1211,14 +1205,22 @@ fn a_foreign_internal_schema_stops_the_install() {
         m.cluster.psql("admin", "plain").arg("-f").arg(repo_file("dist/snowflake_id_plain.sql")).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("exists already (owner app)"), "{stderr}");
+    // The owner-only schema made first: refused the same way.
+    m.as_user("app", "app")
+        .batch_execute("DROP SCHEMA snowflake_id_internal; CREATE SCHEMA snowflake_id_private")
+        .unwrap();
+    let e = common::sql_error(&mut m.admin(), "CREATE EXTENSION snowflake_id");
+    assert_eq!(e.code, "42P06", "{}", e.message);
+    assert!(e.message.contains("schema snowflake_id_private exists already (owner app)"), "{}", e.message);
+    assert!(e.hint.contains("Drop or rename schema snowflake_id_private"), "{}", e.hint);
     // Dropped, the install goes through.
-    m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
+    m.as_user("app", "app").batch_execute("DROP SCHEMA snowflake_id_private").unwrap();
     m.admin().batch_execute("CREATE EXTENSION snowflake_id; SELECT snowflake_set_worker_id(2)").unwrap();
     assert_eq!(worker_of(draw(&mut m.admin(), 1)[0]), 2);
     // The counter's schema made first by another role: refused, and the
     // hint does not send the DBA to install as the role that made it.
-    m.as_user("app", "plain").batch_execute("DROP SCHEMA snowflake_id_managed").unwrap();
-    m.as_user("app", "plain").batch_execute("CREATE SCHEMA snowflake_id_managed_state").unwrap();
+    m.as_user("app", "plain").batch_execute("DROP SCHEMA snowflake_id_internal").unwrap();
+    m.as_user("app", "plain").batch_execute("CREATE SCHEMA snowflake_id_state").unwrap();
     let out = m
         .cluster
         .psql("admin", "plain")
@@ -1247,13 +1249,13 @@ fn a_floor_read_before_a_lock_wait_is_no_clock_step() {
     let mut admin = m.admin();
     // The slow path runs (a raise to the clock), and the reference follows.
     draw(&mut admin, 1000);
-    let stale = "SELECT snowflake_id_managed.snowflake_managed_offset_now(
-                     snowflake_id_managed.snowflake_managed_floor(c.epoch, c.sequence_bits) - (3000::bigint << c.sequence_bits),
-                     coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'), 0),
-                     snowflake_id_managed.snowflake_managed_max_drift_ms() << c.sequence_bits, c.epoch, c.sequence_bits)
-                 FROM snowflake_id_managed_lock.snowflake_managed_config c";
+    let stale = "SELECT snowflake_id_internal.snowflake_managed_offset_now(
+                     snowflake_id_internal.snowflake_managed_floor(c.epoch, c.sequence_bits) - (3000::bigint << c.sequence_bits),
+                     coalesce(pg_sequence_last_value('snowflake_id_state.snowflake_managed_counter'), 0),
+                     snowflake_id_internal.snowflake_managed_max_drift_ms() << c.sequence_bits, c.epoch, c.sequence_bits)
+                 FROM snowflake_id_private.snowflake_managed_config c";
     assert_eq!(one(&mut admin, stale), 0, "a three-second-old floor was taken for a clock set back");
-    let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'), 0)";
+    let kept = "SELECT coalesce(pg_sequence_last_value('snowflake_id_state.snowflake_managed_offset'), 0)";
     assert_eq!(one(&mut admin, kept), 0);
 }
 
@@ -1311,7 +1313,7 @@ fn the_guard_lists_every_name_the_install_creates() {
 /// reachable by the call it aims at (positive control: the owner's call runs
 /// it while it is there); each install then refuses, naming it. After the
 /// install, the same plants change nothing for the calls docs/managed.md
-/// gives the owner (qualified with snowflake_id_managed).
+/// gives the owner (qualified with snowflake_id_internal).
 #[test]
 fn plants_of_the_managed_names_stop_both_installs() {
     let Some(bin) = managed_bin() else { return };
@@ -1373,7 +1375,11 @@ fn plants_of_the_managed_names_stop_both_installs() {
             };
             assert_eq!(e.code, "42710", "{db}: {}", e.message);
             assert!(e.message.contains(&format!("public.{name}(")), "{db}: {}", e.message);
-            let none = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'");
+            let none = one(
+                &mut admin,
+                "SELECT count(*) FROM pg_namespace
+                  WHERE nspname IN ('snowflake_id_internal', 'snowflake_id_private', 'snowflake_id_state')",
+            );
             assert_eq!(none, 0, "{db}: a refused install left schemas behind");
             eve.batch_execute(&format!(
                 "DROP FUNCTION public.{name}({}); DELETE FROM public.ran_as",
@@ -1394,11 +1400,11 @@ fn plants_of_the_managed_names_stop_both_installs() {
         let mut admin = m.as_user("admin", db);
         admin
             .batch_execute(
-                "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12);
-                 SELECT snowflake_id_managed.snowflake_set_worker_id(7);",
+                "SELECT snowflake_id_internal.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12);
+                 SELECT snowflake_id_internal.snowflake_set_worker_id(7);",
             )
             .unwrap();
-        admin.batch_execute("SELECT snowflake_id_managed.snowflake_advance_past(snowflake_nextval())").unwrap();
+        admin.batch_execute("SELECT snowflake_id_internal.snowflake_advance_past(snowflake_nextval())").unwrap();
         let got = draw(&mut admin, 100);
         assert!(got.iter().all(|id| worker_of(*id) == 7), "{db}");
         assert_eq!(one(&mut admin, "SELECT count(*) FROM public.ran_as"), 0, "{db}: a plant ran");
@@ -1412,7 +1418,7 @@ fn plants_of_the_managed_names_stop_both_installs() {
                FROM pg_namespace i
                JOIN pg_proc q ON q.proname = 'snowflake_nextval' AND q.pronargs = 0 AND q.proowner = i.nspowner
                JOIN pg_proc p ON p.pronamespace = q.pronamespace
-              WHERE i.nspname = 'snowflake_id_managed'
+              WHERE i.nspname = 'snowflake_id_internal'
                 AND p.proname LIKE 'snowflake%'
                 AND p.proowner <> i.nspowner) l WHERE owner = 'app'",
         );
@@ -1459,7 +1465,7 @@ fn a_reinstall_continues_above_every_id_issued_before() {
     let m = Managed::installed(&bin, &[]);
     m.cluster.sql("CREATE DATABASE plain OWNER admin");
     m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
-    m.as_user("admin", "plain").batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+    m.as_user("admin", "plain").batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(5)").unwrap();
     for db in ["app", "plain"] {
         let mut admin = m.as_user("admin", db);
         admin
@@ -1477,7 +1483,7 @@ fn a_reinstall_continues_above_every_id_issued_before() {
             m.psql_file("admin", db, "dist/snowflake_id_plain.sql", "");
         }
         let mut admin = m.as_user("admin", db);
-        admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+        admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(5)").unwrap();
         let first = one(&mut admin, "SELECT snowflake_nextval()");
         assert!(first > max, "{db}: first ID after the reinstall {first} <= stored {max}");
         admin.batch_execute("INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 1000)").unwrap();
@@ -1486,7 +1492,7 @@ fn a_reinstall_continues_above_every_id_issued_before() {
         if db == "app" {
             admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
             let (code, text) =
-                sqlstate_of(&mut admin, "SELECT snowflake_id_managed.snowflake_set_layout('2024-01-01', 10, 12)");
+                sqlstate_of(&mut admin, "SELECT snowflake_id_internal.snowflake_set_layout('2024-01-01', 10, 12)");
             assert_eq!(code, "55000", "{text}");
         }
     }
@@ -1506,7 +1512,7 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     let mut admin = m.admin();
     admin
         .batch_execute(
-            "CREATE EXTENSION snowflake_id; SELECT snowflake_id_managed.snowflake_set_worker_id(3);
+            "CREATE EXTENSION snowflake_id; SELECT snowflake_id_internal.snowflake_set_worker_id(3);
              CREATE TABLE t (n bigint, id bigint); GRANT ALL ON t TO PUBLIC;",
         )
         .unwrap();
@@ -1515,7 +1521,7 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     rr.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1 FROM pg_class LIMIT 1").unwrap();
     let mut mixed = false;
     for attempt in 0..4 {
-        admin.batch_execute("TRUNCATE t; SELECT snowflake_id_managed.snowflake_set_worker_id(3)").unwrap();
+        admin.batch_execute("TRUNCATE t; SELECT snowflake_id_internal.snowflake_set_worker_id(3)").unwrap();
         let mut loader = m.admin();
         // Rows drawn after the change by the statement planned before it take
         // the slow path (tens of microseconds each): a size that keeps that
@@ -1538,7 +1544,7 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
             thread::sleep(Duration::from_millis(5));
         }
         thread::sleep(Duration::from_millis(100));
-        admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(900)").unwrap();
+        admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(900)").unwrap();
         insert.join().unwrap();
         let workers = ids(&mut admin, "SELECT DISTINCT (id >> 12) & 1023 FROM t ORDER BY 1");
         let decreases =
@@ -1559,7 +1565,7 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     }
     assert!(mixed, "the change never landed while the insert ran");
     let before = one(&mut admin, "SELECT max(id) FROM t");
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(17)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(17)").unwrap();
     let got = ids(&mut rr, "SELECT snowflake_nextval() FROM generate_series(1, 200000)");
     assert!(got.iter().all(|id| worker_of(*id) == 17), "REPEATABLE READ mixed worker ids");
     assert!(got.windows(2).all(|w| w[0] < w[1]) && got[0] > before, "REPEATABLE READ went down");
@@ -1569,12 +1575,12 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     // last one, in a later millisecond, not beside it with smaller bits.
     admin
         .batch_execute(
-            "SELECT snowflake_id_managed.snowflake_advance_past(
+            "SELECT snowflake_id_internal.snowflake_advance_past(
                  snowflake_from_timestamp(clock_timestamp() + interval '3 seconds'))",
         )
         .unwrap();
     let last = one(&mut admin, "SELECT snowflake_nextval()");
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(2)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(2)").unwrap();
     let next = one(&mut admin, "SELECT snowflake_nextval()");
     assert!(next > last && worker_of(next) == 2, "after a change to a lower worker id: {next} <= {last}");
     // A transaction whose snapshot predates the first worker id draws with it.
@@ -1585,7 +1591,7 @@ fn a_worker_id_change_never_makes_an_id_smaller() {
     fresh.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
     let mut early = m.as_user("admin", "fresh");
     early.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1 FROM pg_class LIMIT 1").unwrap();
-    fresh.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(4)").unwrap();
+    fresh.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(4)").unwrap();
     let got = ids(&mut early, "SELECT snowflake_nextval() FROM generate_series(1, 1000)");
     assert!(got.iter().all(|id| worker_of(*id) == 4));
 }
@@ -1606,35 +1612,34 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     m.cluster.sql("CREATE ROLE eve LOGIN");
     let mut admin = m.admin();
     let internal_relations =
-        one(&mut admin, "SELECT count(*) FROM pg_class WHERE relnamespace = 'snowflake_id_managed'::regnamespace");
+        one(&mut admin, "SELECT count(*) FROM pg_class WHERE relnamespace = 'snowflake_id_internal'::regnamespace");
     assert_eq!(internal_relations, 0, "a relation in the schema every role may use");
     let mut eve = m.as_user("eve", "app");
     let fast = [
-        "snowflake_id_managed_state.snowflake_managed_counter",
-        "snowflake_id_managed_state.snowflake_managed_generation",
-        "snowflake_id_managed_state.snowflake_managed_offset",
+        "snowflake_id_state.snowflake_managed_counter",
+        "snowflake_id_state.snowflake_managed_generation",
+        "snowflake_id_state.snowflake_managed_offset",
     ];
     // By default no role but the owner may name what the fast path reads,
     // so none can queue a lock on it (a PREPARE held open, then a CREATE
     // RULE queued behind it, once stalled every draw).
     for rel in fast.iter().copied().chain([
-        "snowflake_id_managed_lock.snowflake_managed_config",
-        "snowflake_id_managed_lock.snowflake_managed_worker",
-        "snowflake_id_managed_lock.snowflake_managed_reference",
-        "snowflake_id_managed_lock.snowflake_managed_raise_lock",
-        "snowflake_id_managed_state.snowflake_managed_layout",
+        "snowflake_id_private.snowflake_managed_config",
+        "snowflake_id_private.snowflake_managed_worker",
+        "snowflake_id_private.snowflake_managed_reference",
+        "snowflake_id_private.snowflake_managed_raise_lock",
+        "snowflake_id_state.snowflake_managed_layout",
     ]) {
         let (code, text) = sqlstate_of(&mut eve, &format!("PREPARE p AS SELECT 1 FROM {rel}"));
         assert_eq!(code, "42501", "{rel}: {text}");
     }
     let (code, text) = sqlstate_of(
         &mut eve,
-        "CREATE RULE r AS ON INSERT TO snowflake_id_managed_state.snowflake_managed_counter DO INSTEAD NOTHING",
+        "CREATE RULE r AS ON INSERT TO snowflake_id_state.snowflake_managed_counter DO INSTEAD NOTHING",
     );
     assert_eq!(code, "42501", "{text}");
     // Nor burn the counter by its OID, which skips the schema's check.
-    let counter =
-        one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let counter = one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
     let burn = format!("SELECT nextval({counter}::oid::regclass)");
     let (code, text) = sqlstate_of(&mut eve, &burn);
     assert_eq!(code, "42501", "{text}");
@@ -1653,8 +1658,7 @@ fn a_role_that_never_draws_cannot_lock_what_draws_read() {
     let mut eve = m.as_user("eve", "app");
     let more = draw(&mut eve, 10);
     assert!(more[0] > block[9]);
-    let (code, text) =
-        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)");
+    let (code, text) = sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
     assert_eq!(code, "42501", "{text}");
 }
 
@@ -1678,7 +1682,7 @@ fn a_raise_stopped_mid_way_never_lets_an_id_repeat() {
     // raiser is stopped, as draws do in a burst.
     raiser
         .batch_execute(
-            "SELECT snowflake_id_managed.snowflake_advance_past(
+            "SELECT snowflake_id_internal.snowflake_advance_past(
                  snowflake_from_timestamp(clock_timestamp() + interval '60 seconds'))",
         )
         .unwrap();
@@ -1691,9 +1695,9 @@ fn a_raise_stopped_mid_way_never_lets_an_id_repeat() {
                 raiser
                     .batch_execute(
                         "DO $$BEGIN FOR i IN 1..200 LOOP
-                             PERFORM snowflake_id_managed.snowflake_managed_raise(
-                                 pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter') + 8,
-                                 0, snowflake_id_managed.snowflake_managed_last(10), 0);
+                             PERFORM snowflake_id_internal.snowflake_managed_raise(
+                                 pg_sequence_last_value('snowflake_id_state.snowflake_managed_counter') + 8,
+                                 0, snowflake_id_internal.snowflake_managed_last(10), 0);
                          END LOOP; END$$",
                     )
                     .expect("raise");
@@ -1875,7 +1879,7 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
     // does not stop on them (nor touch them).
     m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE plain TO squatter");
     m.as_user("squatter", "plain")
-        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .batch_execute("CREATE SCHEMA snowflake_id_internal_previous; CREATE SCHEMA snowflake_id_private_previous")
         .unwrap();
     let out = psql(std::path::Path::new(&repo_file("dist/snowflake_id_plain.sql")));
     let said = String::from_utf8_lossy(&out.stderr);
@@ -1887,7 +1891,7 @@ fn the_plain_script_updates_a_0_7_0_install_in_place() {
     assert!(id > max && (id >> 11) & 1023 == 12, "after the update: {id} <= {max}");
     assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1001);
     let plan = ids_plan(&mut admin);
-    assert!(plan.contains("snowflake_id_managed_state.snowflake_managed_counter"), "not baked again: {plan}");
+    assert!(plan.contains("snowflake_id_state.snowflake_managed_counter"), "not baked again: {plan}");
     let left = one(
         &mut admin,
         "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%previous%' AND nspowner <> 'squatter'::regrole",
@@ -1964,7 +1968,7 @@ fn the_exporter_queries_run_and_a_copy_is_named() {
     let mut copy = m.as_user("admin", "copy");
     let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
     assert!(problem.unwrap_or_default().contains("set in another database"), "the copy is not named");
-    copy.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    copy.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(6)").unwrap();
     let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
     assert_eq!(problem, None);
 }
@@ -2024,29 +2028,29 @@ fn a_rolled_back_worker_id_change_never_comes_into_force() {
     let Some(bin) = managed_bin() else { return };
     let m = Managed::installed(&bin, &[]);
     let mut admin = m.admin();
-    let range = "SELECT pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation') >> 40";
+    let range = "SELECT pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation') >> 40";
     let before = one(&mut admin, range);
-    admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(7); ROLLBACK").unwrap();
+    admin.batch_execute("BEGIN; SELECT snowflake_id_internal.snowflake_set_worker_id(7); ROLLBACK").unwrap();
     let mut app = m.as_user("app", "app");
     let got = draw(&mut app, 1000);
     assert!(got.iter().all(|id| worker_of(*id) == 5), "a rolled-back worker id is in force");
     assert_eq!(one(&mut admin, range), before, "a rolled-back change retired the fast path");
     // Before its commit, the change is not in force, for its own
     // transaction either.
-    admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(7)").unwrap();
+    admin.batch_execute("BEGIN; SELECT snowflake_id_internal.snowflake_set_worker_id(7)").unwrap();
     let inside = draw(&mut admin, 10);
     assert!(inside.iter().all(|id| worker_of(*id) == 5), "before its commit the change is in force");
     admin.batch_execute("ROLLBACK").unwrap();
     let row = admin.query_one("SELECT worker_id, problem FROM snowflake_id_status", &[]).unwrap();
     assert_eq!((row.get::<_, Option<i64>>(0), row.get::<_, Option<String>>(1)), (Some(5), None));
     // Committed, it is in force, above every ID before it.
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(7)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(7)").unwrap();
     let after = draw(&mut app, 10);
     assert!(after.iter().all(|id| worker_of(*id) == 7) && after[0] > got[999]);
     // A worker id in force that the configuration does not say is named.
     admin
         .batch_execute(
-            "BEGIN; SET CONSTRAINTS ALL IMMEDIATE; SELECT snowflake_id_managed.snowflake_set_worker_id(9); ROLLBACK",
+            "BEGIN; SET CONSTRAINTS ALL IMMEDIATE; SELECT snowflake_id_internal.snowflake_set_worker_id(9); ROLLBACK",
         )
         .unwrap();
     let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
@@ -2067,18 +2071,18 @@ fn a_takeover_keeps_only_the_grants_that_drawing_needs() {
     let mut admin = m.admin();
     admin
         .batch_execute(
-            "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO eve;
-             GRANT UPDATE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter,
-                 snowflake_id_managed_state.snowflake_managed_generation TO eve;
-             GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_layout TO eve WITH GRANT OPTION;
-             REVOKE USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
-             GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO app;",
+            "GRANT USAGE ON SCHEMA snowflake_id_state TO eve;
+             GRANT UPDATE ON SEQUENCE snowflake_id_state.snowflake_managed_counter,
+                 snowflake_id_state.snowflake_managed_generation TO eve;
+             GRANT SELECT ON SEQUENCE snowflake_id_state.snowflake_managed_layout TO eve WITH GRANT OPTION;
+             REVOKE USAGE ON SEQUENCE snowflake_id_state.snowflake_managed_counter FROM PUBLIC;
+             GRANT USAGE ON SEQUENCE snowflake_id_state.snowflake_managed_counter TO app;",
         )
         .unwrap();
     admin
         .batch_execute(
             "DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id;
-             SELECT snowflake_id_managed.snowflake_set_worker_id(5);",
+             SELECT snowflake_id_internal.snowflake_set_worker_id(5);",
         )
         .unwrap();
     let privs = |sql: &str| -> bool { m.admin().query_one(sql, &[]).unwrap().get(0) };
@@ -2088,20 +2092,15 @@ fn a_takeover_keeps_only_the_grants_that_drawing_needs() {
         ("snowflake_managed_layout", "SELECT"),
     ] {
         assert!(
-            !privs(&format!("SELECT has_sequence_privilege('eve', 'snowflake_id_managed_state.{rel}', '{p}')")),
+            !privs(&format!("SELECT has_sequence_privilege('eve', 'snowflake_id_state.{rel}', '{p}')")),
             "eve kept {p} on {rel}"
         );
     }
-    assert!(privs("SELECT has_schema_privilege('eve', 'snowflake_id_managed_state', 'USAGE')"));
-    assert!(privs(
-        "SELECT has_sequence_privilege('app', 'snowflake_id_managed_state.snowflake_managed_counter', 'USAGE')"
-    ));
-    assert!(!privs(
-        "SELECT has_sequence_privilege('eve', 'snowflake_id_managed_state.snowflake_managed_counter', 'USAGE')"
-    ));
+    assert!(privs("SELECT has_schema_privilege('eve', 'snowflake_id_state', 'USAGE')"));
+    assert!(privs("SELECT has_sequence_privilege('app', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"));
+    assert!(!privs("SELECT has_sequence_privilege('eve', 'snowflake_id_state.snowflake_managed_counter', 'USAGE')"));
     let mut eve = m.as_user("eve", "app");
-    let (code, text) =
-        sqlstate_of(&mut eve, "SELECT setval('snowflake_id_managed_state.snowflake_managed_counter', 1)");
+    let (code, text) = sqlstate_of(&mut eve, "SELECT setval('snowflake_id_state.snowflake_managed_counter', 1)");
     assert_eq!(code, "42501", "{text}");
     let got = draw(&mut m.as_user("app", "app"), 10);
     assert!(got.iter().all(|id| worker_of(*id) == 5));
@@ -2119,8 +2118,8 @@ fn a_reinstall_decodes_stored_ids_with_their_layout() {
     admin
         .batch_execute(
             "CREATE EXTENSION snowflake_id;
-             SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
-             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+             SELECT snowflake_id_internal.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_internal.snowflake_set_worker_id(200);",
         )
         .unwrap();
     let id = draw(&mut admin, 1)[0];
@@ -2134,7 +2133,7 @@ fn a_reinstall_decodes_stored_ids_with_their_layout() {
     let row =
         admin.query_one("SELECT snowflake_managed_worker_bits(), snowflake_managed_sequence_bits()", &[]).unwrap();
     assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (8, 14));
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(200)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(200)").unwrap();
     let next = draw(&mut admin, 1)[0];
     assert!(next > id && (next >> 14) & 255 == 200);
 }
@@ -2178,7 +2177,7 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     // does not stop on them (nor touch them).
     m.cluster.sql("CREATE ROLE squatter LOGIN; GRANT CREATE ON DATABASE app TO squatter");
     m.as_user("squatter", "app")
-        .batch_execute("CREATE SCHEMA snowflake_id_managed_previous; CREATE SCHEMA snowflake_id_managed_lock_previous")
+        .batch_execute("CREATE SCHEMA snowflake_id_internal_previous; CREATE SCHEMA snowflake_id_private_previous")
         .unwrap();
     // A draw in flight as the update starts: it holds the generation (0.7.0
     // reads it first) and goes on to the counter once the update waits. The
@@ -2222,7 +2221,7 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 5));
     let leftovers = one(
         &mut admin,
-        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%previous%'
+        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_%previous%'
             AND nspowner <> 'squatter'::regrole",
     );
     assert_eq!(leftovers, 0);
@@ -2236,7 +2235,7 @@ fn a_0_7_0_pg_tle_install_updates_to_0_8_0() {
     );
     assert_eq!(members, 1, "the kept type is no longer the extension's");
     admin.batch_execute("DROP EXTENSION snowflake_id CASCADE; CREATE EXTENSION snowflake_id").unwrap();
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(5)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(5)").unwrap();
     let next = one(&mut admin, "SELECT snowflake_nextval()");
     assert!(next > max, "the counter did not outlive DROP EXTENSION: {next} <= {max}");
 }
@@ -2304,7 +2303,7 @@ fn a_copy_in_another_cluster_with_the_same_database_oid_is_named() {
         problem.clone().unwrap_or_default().contains("set in another database"),
         "a copy in another cluster with the same database oid is not named: {problem:?}"
     );
-    copy.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    copy.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(6)").unwrap();
     let problem: Option<String> = copy.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
     assert_eq!(problem, None);
     assert!(draw(&mut copy, 10).iter().all(|id| worker_of(*id) == 6));
@@ -2331,11 +2330,11 @@ fn a_draw_held_open_after_a_restore_never_blocks_the_owners_worker_id() {
     m.restore(&dump, "copy");
     let mut eve = m.as_user("eve", "copy");
     eve.batch_execute("BEGIN").unwrap();
-    let first = one(&mut eve, "SELECT snowflake_id_managed.snowflake_managed_draw(true)");
+    let first = one(&mut eve, "SELECT snowflake_id_internal.snowflake_managed_draw(true)");
     assert!(first > before[99], "the first draw after the restore is below the source's IDs");
     let mut owner = m.as_user("admin", "copy");
     owner
-        .batch_execute("SET lock_timeout = '3s'; SELECT snowflake_id_managed.snowflake_set_worker_id(11)")
+        .batch_execute("SET lock_timeout = '3s'; SELECT snowflake_id_internal.snowflake_set_worker_id(11)")
         .unwrap_or_else(|e| panic!("the owner's worker id waited on another role's draw: {}", common::describe(&e)));
     let after = draw(&mut owner, 100);
     assert!(after.iter().all(|id| worker_of(*id) == 11), "the new worker id is not in force");
@@ -2470,7 +2469,7 @@ fn the_database_dev_package_installs_as_dbdev_installs_it() {
         admin
             .batch_execute(&format!(
                 "CREATE EXTENSION \"{name}\" VERSION '{version}';
-                 SELECT snowflake_id_managed.snowflake_set_worker_id(5);"
+                 SELECT snowflake_id_internal.snowflake_set_worker_id(5);"
             ))
             .unwrap_or_else(|e| panic!("{name}: {}", common::describe(&e)));
         admin.batch_execute(&grant_draw("app")).unwrap();
@@ -2521,10 +2520,16 @@ fn the_database_dev_package_updates_0_7_0_through_its_update_path() {
         updates: vec![],
     };
     let package = Package::read(std::path::Path::new(&repo_file("dist/database.dev")));
-    assert!(
-        package.updates.iter().any(|(from, to, _)| from == "0.7.0" && to == version),
-        "no update script from 0.7.0 in dist/database.dev"
-    );
+    // A chain of update scripts from 0.7.0 to this version (0.7.0 to
+    // 0.8.0, then 0.8.0 to 0.9.0, ...), which ALTER EXTENSION UPDATE runs
+    // in one transaction.
+    let mut at = "0.7.0".to_string();
+    while at != version {
+        let Some((_, to, _)) = package.updates.iter().find(|(from, _, _)| *from == at) else {
+            panic!("no update script from {at} in dist/database.dev")
+        };
+        at = to.clone();
+    }
     for name in ["acme@snowflake_id", "snowflake_id"] {
         let m = Managed::bare(&bin, &[]);
         let mut admin = m.admin();
@@ -2574,7 +2579,7 @@ fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
     let oids: Vec<i64> = ids(
         &mut admin,
         "SELECT c.oid::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname IN ('snowflake_id_managed', 'snowflake_id_managed_lock', 'snowflake_id_managed_state')
+          WHERE n.nspname IN ('snowflake_id_internal', 'snowflake_id_private', 'snowflake_id_state')
           ORDER BY 1",
     );
     assert!(oids.len() >= 8, "{oids:?}");
@@ -2589,7 +2594,7 @@ fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
         &mut admin,
         "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE a.usename = 'mallory' AND l.granted AND l.mode = 'RowExclusiveLock'
-            AND l.relation = 'snowflake_id_managed_lock.snowflake_managed_raise_lock'::regclass",
+            AND l.relation = 'snowflake_id_private.snowflake_managed_raise_lock'::regclass",
     );
     assert_eq!(held, 1, "the lock the trick takes");
     let mut app = m.as_user("app", "app");
@@ -2605,7 +2610,7 @@ fn an_oid_lock_by_a_role_with_no_privilege_stops_no_draw() {
         assert!(block[0] > got[199]);
         last = block[9];
     }
-    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(6)").unwrap();
     let got = draw(&mut app, 100);
     assert!(got[0] > last && got.iter().all(|id| worker_of(*id) == 6));
     let id = one(&mut admin, "SELECT snowflake_advance_past(snowflake_nextval())");
@@ -2632,31 +2637,31 @@ fn the_installers_default_privileges_reach_no_internal() {
              ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO app;
              ALTER DEFAULT PRIVILEGES GRANT ALL ON SCHEMAS TO app;
              CREATE EXTENSION snowflake_id;
-             SELECT snowflake_id_managed.snowflake_set_worker_id(5);",
+             SELECT snowflake_id_internal.snowflake_set_worker_id(5);",
         )
         .unwrap();
     admin.batch_execute(&grant_draw("app")).unwrap();
     let mut app = m.as_user("app", "app");
     let before = draw(&mut app, 10);
     for call in [
-        "SELECT snowflake_id_managed.snowflake_managed_switch_locked(9, '2025-01-01+00', 10, 12, false)",
-        "SELECT snowflake_id_managed.snowflake_managed_switch(9, '2025-01-01+00', 10, 12)",
-        "SELECT snowflake_id_managed.snowflake_managed_bake(true)",
-        "SELECT snowflake_id_managed.snowflake_managed_state_grants()",
-        "SELECT snowflake_id_managed.snowflake_managed_state_create()",
-        "SELECT snowflake_id_managed.snowflake_managed_state_ensure('2025-01-01+00', 10, 12)",
-        "SELECT snowflake_id_managed.snowflake_set_worker_id(9)",
+        "SELECT snowflake_id_internal.snowflake_managed_switch_locked(9, '2025-01-01+00', 10, 12, false)",
+        "SELECT snowflake_id_internal.snowflake_managed_switch(9, '2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_internal.snowflake_managed_bake(true)",
+        "SELECT snowflake_id_internal.snowflake_managed_state_grants()",
+        "SELECT snowflake_id_internal.snowflake_managed_state_create()",
+        "SELECT snowflake_id_internal.snowflake_managed_state_ensure('2025-01-01+00', 10, 12)",
+        "SELECT snowflake_id_internal.snowflake_set_worker_id(9)",
         "SELECT snowflake_set_worker_id(9)",
     ] {
         let (code, text) = sqlstate_of(&mut app, call);
         assert_eq!(code, "42501", "{call}: {text}");
     }
     for rel in [
-        "snowflake_id_managed_lock.snowflake_managed_worker",
-        "snowflake_id_managed_lock.snowflake_managed_reference",
-        "snowflake_id_managed_state.snowflake_managed_generation",
-        "snowflake_id_managed_state.snowflake_managed_offset",
-        "snowflake_id_managed_state.snowflake_managed_layout",
+        "snowflake_id_private.snowflake_managed_worker",
+        "snowflake_id_private.snowflake_managed_reference",
+        "snowflake_id_state.snowflake_managed_generation",
+        "snowflake_id_state.snowflake_managed_offset",
+        "snowflake_id_state.snowflake_managed_layout",
     ] {
         let oid = one(&mut admin, &format!("SELECT '{rel}'::regclass::oid::bigint"));
         let (code, text) = sqlstate_of(&mut app, &format!("SELECT nextval({oid}::oid::regclass)"));
@@ -2664,8 +2669,7 @@ fn the_installers_default_privileges_reach_no_internal() {
         let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({oid}::oid::regclass, 1)"));
         assert_eq!(code, "42501", "setval {rel}: {text}");
     }
-    let counter =
-        one(&mut admin, "SELECT 'snowflake_id_managed_state.snowflake_managed_counter'::regclass::oid::bigint");
+    let counter = one(&mut admin, "SELECT 'snowflake_id_state.snowflake_managed_counter'::regclass::oid::bigint");
     let (code, text) = sqlstate_of(&mut app, &format!("SELECT setval({counter}::oid::regclass, 1)"));
     assert_eq!(code, "42501", "setval counter: {text}");
     let after = draw(&mut app, 10);
@@ -2688,14 +2692,12 @@ fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
     let mut admin = m.admin();
     let mut app = m.as_user("app", "app");
     let first = draw(&mut app, 100);
-    let g = one(&mut admin, "SELECT last_value FROM snowflake_id_managed_state.snowflake_managed_generation");
+    let g = one(&mut admin, "SELECT last_value FROM snowflake_id_state.snowflake_managed_generation");
     let range_end = (((g >> 40) + 1) << 40) - 1;
     admin
-        .batch_execute(&format!(
-            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation MAXVALUE {range_end}"
-        ))
+        .batch_execute(&format!("ALTER SEQUENCE snowflake_id_state.snowflake_managed_generation MAXVALUE {range_end}"))
         .unwrap();
-    let failed = admin.batch_execute("BEGIN; SELECT snowflake_id_managed.snowflake_set_worker_id(6); COMMIT");
+    let failed = admin.batch_execute("BEGIN; SELECT snowflake_id_internal.snowflake_set_worker_id(6); COMMIT");
     assert!(failed.is_err(), "the change was to stop mid-way");
     admin.batch_execute("ROLLBACK").ok();
     let mut got = Vec::new();
@@ -2708,8 +2710,8 @@ fn a_worker_id_change_stopped_mid_way_leaves_one_worker_id_issuing() {
     assert_eq!(workers.len(), 1, "more than one worker id issuing: {workers:?}");
     admin
         .batch_execute(
-            "ALTER SEQUENCE snowflake_id_managed_state.snowflake_managed_generation NO MAXVALUE;
-             SELECT snowflake_id_managed.snowflake_set_worker_id(6);",
+            "ALTER SEQUENCE snowflake_id_state.snowflake_managed_generation NO MAXVALUE;
+             SELECT snowflake_id_internal.snowflake_set_worker_id(6);",
         )
         .unwrap();
     let after = draw(&mut app, 100);
@@ -2729,15 +2731,15 @@ fn a_reinstall_refuses_a_layout_its_counter_does_not_count_in() {
     admin
         .batch_execute(
             "CREATE EXTENSION snowflake_id;
-             SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
-             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+             SELECT snowflake_id_internal.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_internal.snowflake_set_worker_id(200);",
         )
         .unwrap();
     let id = draw(&mut admin, 1)[0];
     admin.batch_execute("DROP EXTENSION snowflake_id; CREATE EXTENSION snowflake_id").unwrap();
     let (code, text) = sqlstate_of(
         &mut admin,
-        "SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12)",
+        "SELECT snowflake_id_internal.snowflake_set_layout('2025-01-01 00:00:00+00'::timestamptz, 10, 12)",
     );
     assert_eq!(code, "55000", "{text}");
     let row =
@@ -2746,8 +2748,8 @@ fn a_reinstall_refuses_a_layout_its_counter_does_not_count_in() {
     // The kept layout itself is accepted.
     admin
         .batch_execute(
-            "SELECT snowflake_id_managed.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
-             SELECT snowflake_id_managed.snowflake_set_worker_id(200);",
+            "SELECT snowflake_id_internal.snowflake_set_layout('2024-06-01 00:00:00+00'::timestamptz, 8, 14);
+             SELECT snowflake_id_internal.snowflake_set_worker_id(200);",
         )
         .unwrap();
     let next = draw(&mut admin, 1)[0];
@@ -2770,8 +2772,8 @@ fn worker_id_changes_racing_draws_never_set_the_counter_back() {
     admin
         .batch_execute(&format!(
             "CREATE EXTENSION snowflake_id;
-             SELECT snowflake_id_managed.snowflake_set_layout('2025-01-01 00:00:00+00', 10, 0);
-             SELECT snowflake_id_managed.snowflake_set_worker_id(1000);
+             SELECT snowflake_id_internal.snowflake_set_layout('2025-01-01 00:00:00+00', 10, 0);
+             SELECT snowflake_id_internal.snowflake_set_worker_id(1000);
              {}",
             grant_draw("app")
         ))
@@ -2801,7 +2803,7 @@ fn worker_id_changes_racing_draws_never_set_the_counter_back() {
     while switches < 600 || drawn.load(Ordering::Relaxed) < 12_000 {
         assert!(Instant::now() < hang_guard, "{switches} switches, {} draws", drawn.load(Ordering::Relaxed));
         let worker = 999 - switches % 999;
-        admin.batch_execute(&format!("SELECT snowflake_id_managed.snowflake_set_worker_id({worker})")).unwrap();
+        admin.batch_execute(&format!("SELECT snowflake_id_internal.snowflake_set_worker_id({worker})")).unwrap();
         switches += 1;
     }
     stop.store(true, Ordering::Relaxed);
@@ -2814,4 +2816,184 @@ fn worker_id_changes_racing_draws_never_set_the_counter_back() {
     all.sort_unstable();
     let shared_ms = all.windows(2).filter(|w| w[0] >> 10 == w[1] >> 10 && w[0] & 1023 != w[1] & 1023).count();
     assert_eq!(shared_ms, 0, "{shared_ms} milliseconds drawn in under two worker ids");
+}
+
+/// The release 0.8.0's script `dist/{file}` (commit 3fdffc8), written into
+/// a directory the server's psql can read; the directory is returned with
+/// the path, to be kept for as long as the file is used.
+fn script_of_0_8_0(file: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let old = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", &format!("3fdffc8:dist/{file}")])
+        .output()
+        .expect("git");
+    assert!(old.status.success(), "0.8.0's {file} from git: {}", String::from_utf8_lossy(&old.stderr));
+    assert!(String::from_utf8_lossy(&old.stdout).contains("snowflake_id 0.8.0,"), "not 0.8.0's {file}");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = work.path().join(file);
+    std::fs::write(&path, &old.stdout).unwrap();
+    (work, path)
+}
+
+/// What 0.8.0's docs had the owner run to let `role` draw.
+fn grant_draw_0_8_0(role: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA snowflake_id_managed_state TO {role};
+         GRANT USAGE ON SEQUENCE snowflake_id_managed_state.snowflake_managed_counter TO {role};
+         GRANT SELECT ON SEQUENCE snowflake_id_managed_state.snowflake_managed_generation,
+             snowflake_id_managed_state.snowflake_managed_offset TO {role};"
+    )
+}
+
+/// An install of 0.8.0 in `db`, through `how` ("pg_tle": its pg_tle script
+/// and CREATE EXTENSION; "plain": its plain script), worker id 6 and `app`
+/// allowed to draw, with 1,000 IDs stored 30 s ahead of the clock in
+/// table t, so that the clock alone would not keep new IDs above them.
+/// Returns the largest stored ID.
+fn install_0_8_0(m: &Managed, db: &str, how: &str) -> i64 {
+    let file = if how == "plain" { "snowflake_id_plain.sql" } else { "snowflake_id_pg_tle.sql" };
+    let (_dir, script) = script_of_0_8_0(file);
+    let ran = m.cluster.psql("admin", db).arg("-f").arg(&script).output().unwrap();
+    check(&format!("0.8.0's {file}"), ran);
+    let mut admin = m.as_user("admin", db);
+    if how != "plain" {
+        admin.batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    }
+    admin.batch_execute("SELECT snowflake_id_managed.snowflake_set_worker_id(6)").unwrap();
+    admin.batch_execute(&grant_draw_0_8_0("app")).unwrap();
+    admin
+        .batch_execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), x int);
+             CREATE VIEW v AS SELECT id, snowflake_timestamp(id) AS ts FROM t;
+             SELECT snowflake_id_managed.snowflake_advance_past(
+                 snowflake_from_timestamp(clock_timestamp() + interval '30 seconds'));
+             INSERT INTO t (x) SELECT g FROM generate_series(1, 1000) g;",
+        )
+        .unwrap();
+    assert_eq!(
+        one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'"),
+        3,
+        "0.8.0's three schemas"
+    );
+    one(&mut admin, "SELECT max(id) FROM t")
+}
+
+/// After an update or reinstall from 0.8.0: none of 0.8.0's schemas is
+/// left, this version's three are there, and new IDs, of worker id 6, are
+/// above every ID 0.8.0 issued, drawn by the owner and by `app`, whose
+/// grant of 0.8.0 still holds (on the renamed schema).
+fn continues_above_0_8_0(m: &Managed, db: &str, max: i64) {
+    let mut admin = m.as_user("admin", db);
+    admin.batch_execute("INSERT INTO t (x) SELECT g FROM generate_series(1, 100) g").unwrap();
+    let above = one(&mut admin, &format!("SELECT count(*) FROM t WHERE id > {max}"));
+    assert_eq!(above, 100, "{db}: IDs at or below the largest 0.8.0 issued ({max})");
+    assert_eq!(worker_of(one(&mut admin, "SELECT max(id) FROM t")), 6, "{db}");
+    let app = draw(&mut m.as_user("app", db), 10);
+    assert!(app[0] > max && app.iter().all(|id| worker_of(*id) == 6), "{db}: app's draws {app:?}");
+    let old = one(&mut admin, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_managed%'");
+    assert_eq!(old, 0, "{db}: 0.8.0's schemas left");
+    let new = one(
+        &mut admin,
+        "SELECT count(*) FROM pg_namespace
+          WHERE nspname IN ('snowflake_id_internal', 'snowflake_id_private', 'snowflake_id_state')",
+    );
+    assert_eq!(new, 3, "{db}: this version's schemas");
+}
+
+/// A pg_tle install of 0.8.0 (its shipped script, from the repository's
+/// history) updates with ALTER EXTENSION UPDATE, and a plain install of
+/// 0.8.0 with this version's plain script: the schemas take this version's
+/// names, the counter (30 s ahead of the clock), the worker id, the column
+/// default, the view and the grants for a drawing role stay, a copy is
+/// still named one, and the counter then outlives DROP EXTENSION under its
+/// new name.
+#[test]
+fn a_0_8_0_install_updates_to_0_9_0_keeping_its_counter() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let max_tle = install_0_8_0(&m, "app", "pg_tle");
+    let max_plain = install_0_8_0(&m, "plain", "plain");
+    // Where the worker id was set, as a restore into another database
+    // leaves it: status names the copy, before and after the update.
+    let copy_before = m
+        .admin()
+        .batch_execute("UPDATE snowflake_id_managed_lock.snowflake_managed_config SET set_in = 1")
+        .and_then(|_| m.admin().query_one("SELECT problem FROM snowflake_id_status", &[]))
+        .unwrap()
+        .get::<_, Option<String>>(0);
+    assert!(copy_before.unwrap_or_default().contains("was set in another database"));
+    m.register("app");
+    m.admin().batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    let mut admin = m.admin();
+    let version: String =
+        admin.query_one("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'", &[]).unwrap().get(0);
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let problem: Option<String> = admin.query_one("SELECT problem FROM snowflake_id_status", &[]).unwrap().get(0);
+    assert!(problem.unwrap_or_default().contains("was set in another database"), "the copy is no longer named");
+    for (db, max) in [("app", max_tle), ("plain", max_plain)] {
+        continues_above_0_8_0(&m, db, max);
+        let mut admin = m.as_user("admin", db);
+        assert_eq!(one(&mut admin, "SELECT count(*) FROM v"), 1100, "{db}: the view");
+        let plan = ids_plan(&mut admin);
+        assert!(plan.contains("snowflake_id_state.snowflake_managed_counter"), "{db}: not baked again: {plan}");
+    }
+    let max = one(&mut admin, "SELECT max(id) FROM t");
+    admin.batch_execute("DROP EXTENSION snowflake_id CASCADE; CREATE EXTENSION snowflake_id").unwrap();
+    admin.batch_execute("SELECT snowflake_id_internal.snowflake_set_worker_id(6)").unwrap();
+    let next = one(&mut admin, "SELECT snowflake_nextval()");
+    assert!(next > max, "the counter did not outlive DROP EXTENSION: {next} <= {max}");
+}
+
+/// 0.8.0 dropped (DROP EXTENSION, or its plain uninstall script) leaves its
+/// counter in snowflake_id_managed_state; this version, installed next,
+/// takes that schema over under its own name and continues above every ID
+/// 0.8.0 issued, 30 s ahead of the clock. A counter schema of that name of
+/// another role's stops the install, as its own name's does.
+#[test]
+fn a_reinstall_after_dropping_0_8_0_continues_above_its_ids() {
+    let Some(bin) = managed_bin() else { return };
+    let m = Managed::bare(&bin, &[]);
+    m.cluster.sql("CREATE DATABASE plain OWNER admin");
+    let max_tle = install_0_8_0(&m, "app", "pg_tle");
+    let max_plain = install_0_8_0(&m, "plain", "plain");
+    m.admin()
+        .batch_execute("DROP VIEW v; ALTER TABLE t ALTER COLUMN id DROP DEFAULT; DROP EXTENSION snowflake_id")
+        .unwrap();
+    m.as_user("admin", "plain").batch_execute("DROP VIEW v; ALTER TABLE t ALTER COLUMN id DROP DEFAULT").unwrap();
+    let (_dir, uninstall) = script_of_0_8_0("snowflake_id_plain_uninstall.sql");
+    check("0.8.0's uninstall", m.cluster.psql("admin", "plain").arg("-f").arg(&uninstall).output().unwrap());
+    for db in ["app", "plain"] {
+        let kept = one(
+            &mut m.as_user("admin", db),
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'snowflake_id_%' AND nspname <> 'snowflake_id_managed_state'",
+        );
+        assert_eq!(kept, 0, "{db}: 0.8.0 left more than its counter");
+    }
+    m.register("app");
+    m.admin().batch_execute("CREATE EXTENSION snowflake_id").unwrap();
+    m.psql_file("admin", "plain", "dist/snowflake_id_plain.sql", "");
+    for (db, max) in [("app", max_tle), ("plain", max_plain)] {
+        let mut admin = m.as_user("admin", db);
+        admin
+            .batch_execute(
+                "SELECT snowflake_id_internal.snowflake_set_worker_id(6);
+                 ALTER TABLE t ALTER COLUMN id SET DEFAULT snowflake_nextval();",
+            )
+            .unwrap();
+        continues_above_0_8_0(&m, db, max);
+    }
+    // Another role's schema of 0.8.0's counter name is not taken over.
+    m.cluster.sql("CREATE DATABASE other OWNER admin");
+    m.cluster.sql("GRANT CREATE ON DATABASE other TO app");
+    m.as_user("app", "other").batch_execute("CREATE SCHEMA snowflake_id_managed_state").unwrap();
+    let out =
+        m.cluster.psql("admin", "other").arg("-f").arg(repo_file("dist/snowflake_id_plain.sql")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("schema snowflake_id_managed_state exists already and belongs to role app"),
+        "{stderr}"
+    );
 }

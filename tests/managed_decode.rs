@@ -263,16 +263,17 @@ fn install_managed(cluster: &Cluster, db: &str, mutation: Option<(&str, &str)>) 
     client.batch_execute(&script).unwrap_or_else(|e| panic!("managed script: {}", common::describe(&e)));
 }
 
-/// Rewrites the managed layout functions with literals, as the managed
+/// Rewrites the managed layout functions (in snowflake_id_internal, where
+/// the decoders read them) with literals, as the managed
 /// edition's snowflake_set_layout does.
 fn set_managed_layout(client: &mut Client, (e, w, s): &(String, String, String)) {
     client
         .batch_execute(&format!(
-            "CREATE OR REPLACE FUNCTION public.snowflake_managed_epoch() RETURNS timestamptz
+            "CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_epoch() RETURNS timestamptz
                  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN ({e})::pg_catalog.timestamptz;
-             CREATE OR REPLACE FUNCTION public.snowflake_managed_worker_bits() RETURNS integer
+             CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_worker_bits() RETURNS integer
                  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN {w};
-             CREATE OR REPLACE FUNCTION public.snowflake_managed_sequence_bits() RETURNS integer
+             CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_sequence_bits() RETURNS integer
                  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN {s};"
         ))
         .unwrap();

@@ -5,30 +5,48 @@
 -- 0.7.0 kept the counter, the generation and the offset with its internal
 -- functions in snowflake_id_managed, members of the extension (so DROP
 -- EXTENSION took them, and a reinstall repeated stored IDs), and its
--- configuration there too. This version keeps the counter in
--- snowflake_id_managed_state, outside the extension, and the configuration
--- in the owner-only snowflake_id_managed_lock. So: the three sequences move
--- (values and all) to the state schema, the earlier internals are renamed
--- out of the way, this version's install runs with its functions and view
+-- configuration there too. The install this path runs (that of the release
+-- that registers it: scripts/managed.sh puts the install of its own version
+-- at the marker below) keeps the counter in snowflake_id_state, outside the
+-- extension, the configuration in the owner-only snowflake_id_private and
+-- its internal functions in snowflake_id_internal. So: the three sequences
+-- move (values and all) to the state schema, the earlier internals are
+-- renamed out of the way, the install runs with its functions and view
 -- replaced in place (column defaults and views that use them stay), the
 -- earlier layout and worker id are set again (the first
 -- snowflake_set_worker_id takes the state schema out of the extension and
 -- strips grants beyond what drawing needs), and the earlier internals go.
 
-CREATE SCHEMA IF NOT EXISTS snowflake_id_managed_state;
+-- The counter's schema is never another role's: the sequences go nowhere
+-- else (a role with CREATE on the database may have made one first).
+DO $state_owner$
+DECLARE
+    owner pg_catalog.text := (SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_namespace n
+                               WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_state'::pg_catalog.name
+                                 AND n.nspowner OPERATOR(pg_catalog.<>) CURRENT_USER::pg_catalog.regrole::pg_catalog.oid);
+BEGIN
+    IF owner IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_state exists already and belongs to role %', owner
+            USING ERRCODE = '42P06',
+                  DETAIL = 'The managed edition keeps its counter there; the update moves the counter there, and takes over only a schema of the extension''s owner.',
+                  HINT = 'Have a superuser or its owner drop or rename that schema, then update again.';
+    END IF;
+END
+$state_owner$;
+CREATE SCHEMA IF NOT EXISTS snowflake_id_state;
 -- The generation first, then the counter, then the offset: the order in
 -- which 0.7.0's draws lock them, so that a draw running as the update
 -- starts waits for it rather than deadlock with it (docs/managed.md still
 -- asks to stop drawing during the update).
-ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_managed_state;
-ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_managed_state;
-ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_managed_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_generation SET SCHEMA snowflake_id_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_counter SET SCHEMA snowflake_id_state;
+ALTER SEQUENCE snowflake_id_managed.snowflake_managed_offset SET SCHEMA snowflake_id_state;
 -- 0.7.0 let every role draw (PUBLIC had USAGE on the schema and the
 -- counter, SELECT on the generation and the offset); the sequences keep
 -- those grants as they move, and the schema gets the same, so that the
--- applications that drew before still draw after the update. A fresh 0.8.0
+-- applications that drew before still draw after the update. A fresh
 -- install grants nothing: the NOTICE at the end says how to narrow it.
-GRANT USAGE ON SCHEMA snowflake_id_managed_state TO PUBLIC;
+GRANT USAGE ON SCHEMA snowflake_id_state TO PUBLIC;
 -- Renamed to names no role can create in advance (a random suffix, kept in
 -- a transaction-local setting): a role with CREATE on the database that
 -- made a schema of the fixed name first would stop the update.
@@ -38,8 +56,8 @@ DECLARE
         OPERATOR(pg_catalog.||) pg_catalog.clock_timestamp()::pg_catalog.text
         OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text), 1, 24);
 BEGIN
-    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
-    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed RENAME TO %I', 'snowflake_id_internal_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('ALTER SCHEMA snowflake_id_managed_lock RENAME TO %I', 'snowflake_id_private_previous_' OPERATOR(pg_catalog.||) suffix);
     PERFORM pg_catalog.set_config('snowflake_id_managed.previous', suffix, true);
 END
 $rename$;
@@ -139,68 +157,7 @@ BEGIN
 END
 $guard_managed$;
 
--- ==== sql/managed/layout.sql ====
--- The managed edition's layout, as three IMMUTABLE functions with literal
--- bodies: the same default as the native edition (snowflake_id.epoch,
--- worker_bits, sequence_bits in src/settings; 2025-01-01 00:00:00+00, 10, 12).
---
--- Literals, not a table read, so that the planner inlines them into the
--- server-layout accessors (snowflake_timestamp(id) and the others) and folds
--- every layout-derived quantity into a constant: the accessors then cost
--- what the explicit-layout forms with constants cost. IMMUTABLE is true for
--- as long as the layout holds, and the layout may change only before the
--- first ID (snowflake_set_layout refuses afterwards, 55000): the
--- configuration rewrites these bodies, with literals again, when a DBA sets
--- another layout, together with the generator's baked constants, so that
--- what an ID decodes to never changes once IDs exist.
-CREATE OR REPLACE FUNCTION snowflake_managed_epoch() RETURNS timestamptz
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN '2025-01-01 00:00:00+00'::pg_catalog.timestamptz;
-COMMENT ON FUNCTION snowflake_managed_epoch() IS
-    'the instant timestamp 0 of this database''s IDs stands for (set by snowflake_set_layout)';
-
-CREATE OR REPLACE FUNCTION snowflake_managed_worker_bits() RETURNS integer
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN 10;
-COMMENT ON FUNCTION snowflake_managed_worker_bits() IS
-    'the bits of this database''s IDs that hold the worker id (set by snowflake_set_layout)';
-
-CREATE OR REPLACE FUNCTION snowflake_managed_sequence_bits() RETURNS integer
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN 12;
-COMMENT ON FUNCTION snowflake_managed_sequence_bits() IS
-    'the bits of this database''s IDs that number the IDs of one millisecond (set by snowflake_set_layout)';
-
--- ==== sql/managed/generator.sql ====
--- The managed edition's generator: SQL and PL/pgSQL only, on PostgreSQL's
--- own durable objects (docs/managed.md says what that keeps and what not).
---
--- The counter: a sequence holding an ID without its worker bits, that is
--- (milliseconds since the epoch) << sequence_bits | sequence. nextval() makes
--- it unique and increasing across every session and durable in WAL (a
--- promoted standby continues above it); an ID is a counter value with the
--- worker id spliced in. The clock enters only as a floor: a value behind the
--- clock's millisecond is not used, the counter is raised to the clock first.
---
--- The raise is the one delicate part. "read the counter, setval(clock)"
--- races with the nextval() calls of other sessions: a value drawn between
--- the read and the setval may be at or above the clock and be issued again
--- after it. So raises are fenced by a seqlock: the generation sequence is
--- bumped to an odd value before a raise reads the counter and to an even
--- value after its setval, and a draw keeps its value only if it read the same
--- even generation before and after its nextval(). A value drawn while a
--- raise ran is thrown away (the sequence moves on), never issued. Raisers
--- are serialized by a row lock on an owner-only table, taken in a
--- subtransaction that is rolled back on purpose so the lock goes at once
--- (an advisory lock would do, but any role can take any advisory key and
--- hold it: a denial of service). A raiser that dies between its two bumps
--- leaves the generation odd: draws then fail over to this slow path, whose
--- next raiser finishes the raise (read the counter again, setval, bump).
---
--- Every name is schema-qualified and every call has exact types: the bodies
--- are bound at CREATE (SQL-standard bodies) or run with a pinned search_path
--- (PL/pgSQL), so that an object another role creates later changes nothing.
-
+-- ==== sql/managed/schemas.sql ====
 -- The internal objects live in a schema of their own that only the
 -- extension's owner can create in. PL/pgSQL resolves its calls when they
 -- run, among every function of the schema it names: in the extension's
@@ -218,36 +175,50 @@ DECLARE
 BEGIN
     SELECT n.nspname, n.nspowner::pg_catalog.regrole::pg_catalog.text INTO found, owner
       FROM pg_catalog.pg_namespace n
-     WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_managed', 'snowflake_id_managed_lock']::pg_catalog.name[])
+     WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_internal', 'snowflake_id_private']::pg_catalog.name[])
+     ORDER BY n.nspname
      LIMIT 1;
     IF owner IS NOT NULL THEN
         RAISE EXCEPTION 'snowflake_id: schema % exists already (owner %)', found, owner
             USING ERRCODE = '42P06',
-                  DETAIL = 'The managed edition keeps its configuration and internal functions in schemas snowflake_id_managed and snowflake_id_managed_lock, which it creates, so that only the extension''s owner can create objects there.',
-                  HINT = 'Drop or rename that schema (or drop the managed edition installed before), then install again.';
+                  DETAIL = 'The managed edition keeps its internal functions and its owner-only configuration in schemas snowflake_id_internal and snowflake_id_private, which it creates, so that only the extension''s owner can create objects there; the native edition has a snowflake_id_internal of its own.',
+                  HINT = pg_catalog.format('Drop or rename schema %s as its owner or a superuser (or uninstall the edition of snowflake_id installed before), then install again.', found);
     END IF;
-    -- The counter's schema outlives an uninstall (see snowflake_managed_state_ensure);
-    -- an install takes it over only from the role that will own this one.
-    SELECT n.nspowner::pg_catalog.regrole::pg_catalog.text INTO owner
+    -- The counter's schema outlives an uninstall (see
+    -- snowflake_managed_state_create), under this version's name or, from
+    -- 0.8.0, as snowflake_id_managed_state, which the install takes over
+    -- and renames: an install takes either over only from the role that
+    -- will own this one, and not both (two counters, neither of which
+    -- alone is above every ID issued).
+    SELECT n.nspname, n.nspowner::pg_catalog.regrole::pg_catalog.text INTO found, owner
       FROM pg_catalog.pg_namespace n
-     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+     WHERE n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_id_state', 'snowflake_id_managed_state']::pg_catalog.name[])
        AND n.nspowner OPERATOR(pg_catalog.<>) (SELECT r.oid FROM pg_catalog.pg_roles r
-                                                 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
+                                                 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+     ORDER BY n.nspname DESC
+     LIMIT 1;
     IF owner IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state exists already and belongs to role %', owner
+        RAISE EXCEPTION 'snowflake_id: schema % exists already and belongs to role %', found, owner
             USING ERRCODE = '42P06',
                   DETAIL = 'The managed edition keeps its counter there, outside the install, so that an install after an uninstall continues above every ID issued before; it takes over only a schema of the role that installs it.',
                   HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
     END IF;
+    IF pg_catalog.to_regnamespace('snowflake_id_state') IS NOT NULL
+       AND pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake_id: schemas snowflake_id_state and snowflake_id_managed_state both exist'
+            USING ERRCODE = '42P06',
+                  DETAIL = 'Each holds the counter of an earlier install (snowflake_id_managed_state is 0.8.0''s name for it); an install continues above one counter only.',
+                  HINT = 'Keep the one whose counter is ahead (SELECT last_value FROM ....snowflake_managed_counter in each), drop the other (DROP SCHEMA ... CASCADE), then install again.';
+    END IF;
 END
 $schema$;
-CREATE SCHEMA snowflake_id_managed;
-COMMENT ON SCHEMA snowflake_id_managed IS 'snowflake_id managed edition 0.9.0: internal functions (docs/managed.md)';
-CREATE SCHEMA snowflake_id_managed_lock;
+CREATE SCHEMA snowflake_id_internal;
+COMMENT ON SCHEMA snowflake_id_internal IS 'snowflake_id managed edition 0.9.0: internal functions (docs/managed.md)';
+CREATE SCHEMA snowflake_id_private;
 -- Only the owner creates in either, whatever ALTER DEFAULT PRIVILEGES ... ON
 -- SCHEMAS granted as they were created: every grant but the owner's goes
 -- (then USAGE for everyone on the first; none on the second, below).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_strip_schema(nsp pg_catalog.name) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_strip_schema(nsp pg_catalog.name) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -265,15 +236,38 @@ BEGIN
     END LOOP;
 END
 $body$;
-SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed'::pg_catalog.name);
-SELECT snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed_lock'::pg_catalog.name);
+SELECT snowflake_id_internal.snowflake_managed_strip_schema('snowflake_id_internal'::pg_catalog.name);
+SELECT snowflake_id_internal.snowflake_managed_strip_schema('snowflake_id_private'::pg_catalog.name);
 -- USAGE only, and only for functions: the inlined fast path runs as the
 -- caller and calls the slow path there. No relation is in this schema: a
 -- role that can name a relation can queue a lock on it (PostgreSQL locks a
 -- relation while it parses a statement, before it checks privileges), and
 -- every draw would wait behind that queue.
-GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
+GRANT USAGE ON SCHEMA snowflake_id_internal TO PUBLIC;
 
+-- Strips every privilege on a relation of the edition but its owner's and
+-- PUBLIC's (which the install revokes itself): whatever ALTER DEFAULT
+-- PRIVILEGES ... ON TABLES or ON SEQUENCES granted as it was created.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_strip_relation(rel regclass) RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    AS $body$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid OPERATOR(pg_catalog.=) rel::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', rel::pg_catalog.text,
+                                  r.grantee::pg_catalog.regrole::pg_catalog.text);
+    END LOOP;
+END
+$body$;
+
+-- ==== sql/managed/private.sql ====
 -- The owner-only state, in a schema on which no other role has any
 -- privilege, USAGE included, so that no other role can name what is in it
 -- (and so prepare a statement on it, or queue a lock behind one). A
@@ -307,9 +301,9 @@ GRANT USAGE ON SCHEMA snowflake_id_managed TO PUBLIC;
 --   before and after its nextval() read them as they were when its value
 --   was drawn;
 -- * the reference the burst bound is measured against (see below).
-CREATE TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
-INSERT INTO snowflake_id_managed_lock.snowflake_managed_raise_lock VALUES (true);
-CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
+CREATE TABLE snowflake_id_private.snowflake_managed_raise_lock (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+INSERT INTO snowflake_id_private.snowflake_managed_raise_lock VALUES (true);
+CREATE TABLE snowflake_id_private.snowflake_managed_config (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     worker_id integer,
     epoch timestamptz NOT NULL DEFAULT '2025-01-01 00:00:00+00',
@@ -327,61 +321,39 @@ CREATE TABLE snowflake_id_managed_lock.snowflake_managed_config (
     CHECK (worker_id >= 0 AND worker_id < (1 OPERATOR(pg_catalog.<<) worker_bits))
 );
 -- -1: no worker id (no draw succeeds).
-CREATE SEQUENCE snowflake_id_managed_lock.snowflake_managed_worker AS bigint MINVALUE -1 START -1 CACHE 1 NO CYCLE;
-SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, -1, true);
-CREATE SEQUENCE snowflake_id_managed_lock.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-SELECT pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
-REVOKE ALL ON snowflake_id_managed_lock.snowflake_managed_raise_lock, snowflake_id_managed_lock.snowflake_managed_config,
-    snowflake_id_managed_lock.snowflake_managed_worker, snowflake_id_managed_lock.snowflake_managed_reference FROM PUBLIC;
+CREATE SEQUENCE snowflake_id_private.snowflake_managed_worker AS bigint MINVALUE -1 START -1 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass, -1, true);
+CREATE SEQUENCE snowflake_id_private.snowflake_managed_reference AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+SELECT pg_catalog.setval('snowflake_id_private.snowflake_managed_reference'::pg_catalog.regclass, 0, true);
+REVOKE ALL ON snowflake_id_private.snowflake_managed_raise_lock, snowflake_id_private.snowflake_managed_config,
+    snowflake_id_private.snowflake_managed_worker, snowflake_id_private.snowflake_managed_reference FROM PUBLIC;
 
--- Strips every privilege on a relation of the edition but its owner's and
--- PUBLIC's (which the install revokes itself): whatever ALTER DEFAULT
--- PRIVILEGES ... ON TABLES or ON SEQUENCES granted as it was created.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_strip_relation(rel regclass) RETURNS void
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = pg_catalog, pg_temp
-    AS $body$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-         WHERE c.oid OPERATOR(pg_catalog.=) rel::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-           AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', rel::pg_catalog.text,
-                                  r.grantee::pg_catalog.regrole::pg_catalog.text);
-    END LOOP;
-END
-$body$;
-
-SELECT snowflake_id_managed.snowflake_managed_strip_relation(c.oid::pg_catalog.regclass)
+SELECT snowflake_id_internal.snowflake_managed_strip_relation(c.oid::pg_catalog.regclass)
   FROM pg_catalog.pg_class c
- WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock'::pg_catalog.regnamespace::pg_catalog.oid
+ WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowflake_id_private'::pg_catalog.regnamespace::pg_catalog.oid
    AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'S']::pg_catalog."char"[]);
 
 -- The worker id and layout in force, from the sequences above, as a
 -- configuration row (worker_id NULL when none is set).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_live() RETURNS snowflake_id_managed_lock.snowflake_managed_config
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_live() RETURNS snowflake_id_private.snowflake_managed_config
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    w bigint := pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass);
-    l bigint := coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout')),
+    w bigint := pg_catalog.pg_sequence_last_value('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass);
+    l bigint := coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout')),
                          1735689600000 * 1024 + 10 * 32 + 12);
     m bigint := ((l % 1024) + 1024) % 1024;
 BEGIN
     RETURN ROW(true, CASE WHEN w >= 0 THEN w::integer END,
                pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
-               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_managed_lock.snowflake_managed_config;
+               (m / 32)::integer, (m % 32)::integer, NULL::pg_catalog.oid, NULL::pg_catalog.int8)::snowflake_id_private.snowflake_managed_config;
 END
 $body$;
 
 -- This cluster's system identifier, or NULL where EXECUTE on
 -- pg_control_system() is revoked (some managed services do).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_system_id() RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_system_id() RETURNS bigint
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -392,6 +364,67 @@ EXCEPTION WHEN insufficient_privilege THEN
 END
 $body$;
 
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_live(),
+    snowflake_id_internal.snowflake_managed_system_id() FROM PUBLIC;
+
+-- ==== sql/managed/layout.sql ====
+-- The managed edition's layout, as three IMMUTABLE functions with literal
+-- bodies: the same default as the native edition (snowflake_id.epoch,
+-- worker_bits, sequence_bits in src/settings; 2025-01-01 00:00:00+00, 10, 12).
+--
+-- Literals, not a table read, so that the planner inlines them into the
+-- server-layout accessors (snowflake_timestamp(id) and the others) and folds
+-- every layout-derived quantity into a constant: the accessors then cost
+-- what the explicit-layout forms with constants cost. IMMUTABLE is true for
+-- as long as the layout holds, and the layout may change only before the
+-- first ID (snowflake_set_layout refuses afterwards, 55000): the
+-- configuration rewrites these bodies, with literals again, when a DBA sets
+-- another layout, together with the generator's baked constants, so that
+-- what an ID decodes to never changes once IDs exist. In
+-- snowflake_id_internal, where only the owner creates, since 0.9.0 (0.8.0
+-- had them in the extension's schema): the bodies that call them are
+-- created again from their text by pg_dump and pg_upgrade, and a look-alike
+-- with one more defaulted argument beside them there would make those calls
+-- "not unique" and stop the restore.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_epoch() RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN '2025-01-01 00:00:00+00'::pg_catalog.timestamptz;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_managed_epoch() IS
+    'the instant timestamp 0 of this database''s IDs stands for (set by snowflake_set_layout)';
+
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_worker_bits() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 10;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_managed_worker_bits() IS
+    'the bits of this database''s IDs that hold the worker id (set by snowflake_set_layout)';
+
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_sequence_bits() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 12;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_managed_sequence_bits() IS
+    'the bits of this database''s IDs that number the IDs of one millisecond (set by snowflake_set_layout)';
+
+-- The same three in the extension's schema, as in 0.8.0, for whoever reads
+-- the layout there: entry points calling the ones above (bound when
+-- created; the planner inlines both). The edition's own bodies call the
+-- ones above.
+CREATE OR REPLACE FUNCTION snowflake_managed_epoch() RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_managed_epoch();
+COMMENT ON FUNCTION snowflake_managed_epoch() IS
+    'the instant timestamp 0 of this database''s IDs stands for (set by snowflake_set_layout)';
+CREATE OR REPLACE FUNCTION snowflake_managed_worker_bits() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_managed_worker_bits();
+COMMENT ON FUNCTION snowflake_managed_worker_bits() IS
+    'the bits of this database''s IDs that hold the worker id (set by snowflake_set_layout)';
+CREATE OR REPLACE FUNCTION snowflake_managed_sequence_bits() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_managed_sequence_bits();
+COMMENT ON FUNCTION snowflake_managed_sequence_bits() IS
+    'the bits of this database''s IDs that number the IDs of one millisecond (set by snowflake_set_layout)';
+
+-- ==== sql/managed/state.sql ====
 -- The counter, the generation, the offset and the layout the counter counts
 -- in live in a schema that is not part of the extension: DROP EXTENSION (or
 -- the plain script's uninstall) leaves it, and the next install continues
@@ -404,14 +437,24 @@ $body$;
 -- snowflake_set_worker_id checks it and makes what is missing. Taken over
 -- only from the extension's owner. pg_dump dumps it as the owner's own
 -- objects, with the counter's value.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_state_create() RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_state_create() RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     r record;
 BEGIN
-    IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL THEN
+    IF pg_catalog.to_regnamespace('snowflake_id_state') IS NULL
+       AND pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NOT NULL THEN
+        -- 0.8.0's name for this schema (left by a DROP EXTENSION or the plain
+        -- uninstall of 0.8.0, or restored from a dump of it): taken over
+        -- under this version's, with its sequences, their values and the
+        -- grants on them. The owner was checked (the install's guard,
+        -- snowflake_managed_state_ensure); a schema of another role's is not
+        -- renamed here (only its owner may).
+        ALTER SCHEMA snowflake_id_managed_state RENAME TO snowflake_id_state;
+    END IF;
+    IF pg_catalog.to_regnamespace('snowflake_id_state') IS NULL THEN
         -- No privilege for any other role: the inlined fast path runs as the
         -- caller and reads the counter, the generation and the offset, and a
         -- role that may name them may also queue a lock on them (stalling
@@ -419,68 +462,68 @@ BEGIN
         -- owner grants the roles that draw (docs/managed.md, "Drawing
         -- roles"); what a takeover finds granted stays
         -- (snowflake_managed_state_grants).
-        CREATE SCHEMA snowflake_id_managed_state;
-        PERFORM snowflake_id_managed.snowflake_managed_strip_schema('snowflake_id_managed_state'::pg_catalog.name);
+        CREATE SCHEMA snowflake_id_state;
+        PERFORM snowflake_id_internal.snowflake_managed_strip_schema('snowflake_id_state'::pg_catalog.name);
     END IF;
-    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter') IS NULL THEN
+    IF pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_counter') IS NULL THEN
         -- Never altered after this (an ALTER SEQUENCE is transactional:
         -- rolled back, it would bring back values already issued): the end
         -- of the layout's timestamp bits is enforced by the raise and the
         -- paths that draw (54000). Starts never called: the first draw
         -- raises it to the clock. The roles that draw get USAGE, for the
         -- fast path's nextval() and currval(), from the owner.
-        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_counter FROM PUBLIC;
-        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass);
+        CREATE SEQUENCE snowflake_id_state.snowflake_managed_counter AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        REVOKE ALL ON snowflake_id_state.snowflake_managed_counter FROM PUBLIC;
+        PERFORM snowflake_id_internal.snowflake_managed_strip_relation('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass);
     END IF;
-    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation') IS NULL THEN
+    IF pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_generation') IS NULL THEN
         -- Even: no raise in progress. Each worker id change moves it to the
         -- next multiple of 2^40, which retires every fast path baked before.
         -- The roles that draw get SELECT only (which allows neither
         -- nextval() nor setval(): a role that could bump it would break the
         -- seqlock).
-        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
-        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_generation FROM PUBLIC;
-        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass);
+        CREATE SEQUENCE snowflake_id_state.snowflake_managed_generation AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        PERFORM pg_catalog.setval('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass, 0, true);
+        REVOKE ALL ON snowflake_id_state.snowflake_managed_generation FROM PUBLIC;
+        PERFORM snowflake_id_internal.snowflake_managed_strip_relation('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass);
     END IF;
-    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset') IS NULL THEN
+    IF pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_offset') IS NULL THEN
         -- See the reference below; the fast path reads it (SELECT, for the
         -- roles that draw).
-        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
-        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_offset FROM PUBLIC;
-        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass);
+        CREATE SEQUENCE snowflake_id_state.snowflake_managed_offset AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+        PERFORM pg_catalog.setval('snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass, 0, true);
+        REVOKE ALL ON snowflake_id_state.snowflake_managed_offset FROM PUBLIC;
+        PERFORM snowflake_id_internal.snowflake_managed_strip_relation('snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass);
     END IF;
-    IF pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout') IS NULL THEN
+    IF pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout') IS NULL THEN
         -- The layout in force, which the counter counts in, as
         -- epoch_ms * 1024 + worker_bits * 32 + sequence_bits; never called
         -- (NULL) until the first worker id. Not transactional, like the
         -- counter: a configuration rolled back after IDs were drawn leaves
         -- it, and no later one can take the counter into another layout.
-        CREATE SEQUENCE snowflake_id_managed_state.snowflake_managed_layout AS bigint
+        CREATE SEQUENCE snowflake_id_state.snowflake_managed_layout AS bigint
             MINVALUE -9223372036854775808 START 0 CACHE 1 NO CYCLE;
-        REVOKE ALL ON snowflake_id_managed_state.snowflake_managed_layout FROM PUBLIC;
-        PERFORM snowflake_id_managed.snowflake_managed_strip_relation('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass);
+        REVOKE ALL ON snowflake_id_state.snowflake_managed_layout FROM PUBLIC;
+        PERFORM snowflake_id_internal.snowflake_managed_strip_relation('snowflake_id_state.snowflake_managed_layout'::pg_catalog.regclass);
     END IF;
     -- Not the extension's (CREATE EXTENSION makes everything its script
     -- creates a member of it), so that DROP EXTENSION leaves them.
     FOR r IN
         SELECT pg_catalog.format('ALTER EXTENSION %I DROP %s', e.extname,
                                  CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
-                                      THEN 'SCHEMA snowflake_id_managed_state'
+                                      THEN 'SCHEMA snowflake_id_state'
                                       ELSE 'SEQUENCE ' OPERATOR(pg_catalog.||) d.objid::pg_catalog.regclass::pg_catalog.text END) AS stmt
           FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
          WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
            AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
            AND ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
-                 AND d.objid OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid)
+                 AND d.objid OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_state')::pg_catalog.oid)
                 OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
                     AND d.objid OPERATOR(pg_catalog.=) ANY (ARRAY[
-                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter'),
-                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_generation'),
-                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_offset'),
-                        pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout')]::pg_catalog.oid[])))
+                        pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_counter'),
+                        pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_generation'),
+                        pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_offset'),
+                        pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout')]::pg_catalog.oid[])))
          ORDER BY d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
     LOOP
         EXECUTE r.stmt;
@@ -495,9 +538,9 @@ $body$;
 -- snowflake_set_worker_id instead.
 DO $state$
 BEGIN
-    IF pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NULL
+    IF pg_catalog.to_regnamespace('snowflake_id_state') IS NULL
        AND pg_catalog.current_setting('row_security') OPERATOR(pg_catalog.<>) 'off' THEN
-        PERFORM snowflake_id_managed.snowflake_managed_state_create();
+        PERFORM snowflake_id_internal.snowflake_managed_state_create();
     END IF;
 END
 $state$;
@@ -512,7 +555,7 @@ $state$;
 -- grant option; whatever else it holds goes (CASCADE: with what it granted
 -- on). Run at every switch, so at every takeover: a reinstall's or an
 -- update's first worker id.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_state_grants() RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_state_grants() RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -522,17 +565,17 @@ DECLARE
     p pg_catalog.text;
 BEGIN
     FOR o IN
-        SELECT 'SCHEMA'::pg_catalog.text AS kind, 'snowflake_id_managed_state'::pg_catalog.text AS obj, n.nspacl AS acl,
+        SELECT 'SCHEMA'::pg_catalog.text AS kind, 'snowflake_id_state'::pg_catalog.text AS obj, n.nspacl AS acl,
                n.nspowner AS owner, ARRAY['USAGE']::pg_catalog.text[] AS allowed
           FROM pg_catalog.pg_namespace n
-         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+         WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_state'::pg_catalog.name
         UNION ALL
-        SELECT 'SEQUENCE', pg_catalog.format('snowflake_id_managed_state.%I', c.relname), c.relacl, c.relowner,
+        SELECT 'SEQUENCE', pg_catalog.format('snowflake_id_state.%I', c.relname), c.relacl, c.relowner,
                CASE c.relname WHEN 'snowflake_managed_counter' THEN ARRAY['USAGE']::pg_catalog.text[]
                               WHEN 'snowflake_managed_layout' THEN ARRAY[]::pg_catalog.text[]
                               ELSE ARRAY['SELECT']::pg_catalog.text[] END
           FROM pg_catalog.pg_class c
-         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_state')::pg_catalog.oid
            AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
                                                           'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
     LOOP
@@ -565,7 +608,7 @@ $body$;
 -- one layout. Asked by snowflake_set_layout, so that a reinstall's decoders
 -- are never baked for a layout the kept counter does not count in, and
 -- before every switch (snowflake_managed_state_ensure).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_check_layout(epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_check_layout(epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -575,9 +618,9 @@ DECLARE
     wanted bigint := (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits;
     m bigint;
 BEGIN
-    was := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'));
+    was := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout'));
     IF was IS DISTINCT FROM wanted AND was IS NOT NULL
-       AND pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter')) IS NOT NULL THEN
+       AND pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_counter')) IS NOT NULL THEN
         m := ((was % 1024) + 1024) % 1024;
         RAISE EXCEPTION 'snowflake_id: the counter counts in another layout'
             USING ERRCODE = '55000',
@@ -585,7 +628,7 @@ BEGIN
                                              pg_catalog.to_char(pg_catalog.to_timestamp(((was - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8) AT TIME ZONE 'UTC',
                                                                 'YYYY-MM-DD HH24:MI:SS.MS"+00"'),
                                              m / 32, m % 32),
-                  HINT = 'Set that layout with snowflake_id_managed.snowflake_set_layout(...) before the worker id.';
+                  HINT = 'Set that layout with snowflake_id_internal.snowflake_set_layout(...) before the worker id.';
     END IF;
 END
 $body$;
@@ -595,43 +638,89 @@ $body$;
 -- missing) and that the counter counts in the layout coming into force, if
 -- it has counted at all: a counter value means a millisecond only in one
 -- layout.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_state_ensure(epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_state_ensure(epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-                              WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass);
+                              WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass);
+    -- The counter's schema, or 0.8.0's name for it, which
+    -- snowflake_managed_state_create takes over when this version's is not
+    -- there.
+    nsp pg_catalog.name := CASE WHEN pg_catalog.to_regnamespace('snowflake_id_state') IS NULL
+                                     AND pg_catalog.to_regnamespace('snowflake_id_managed_state') IS NOT NULL
+                                THEN 'snowflake_id_managed_state'::pg_catalog.name
+                                ELSE 'snowflake_id_state'::pg_catalog.name END;
     nsp_owner pg_catalog.oid := (SELECT n.nspowner FROM pg_catalog.pg_namespace n
-                                  WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name);
+                                  WHERE n.nspname OPERATOR(pg_catalog.=) nsp);
     bad text;
 BEGIN
     IF nsp_owner IS NOT NULL AND nsp_owner OPERATOR(pg_catalog.<>) owner THEN
-        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state belongs to role %, not to the extension''s owner %',
-                        nsp_owner::pg_catalog.regrole, owner::pg_catalog.regrole
+        RAISE EXCEPTION 'snowflake_id: schema % belongs to role %, not to the extension''s owner %',
+                        nsp, nsp_owner::pg_catalog.regrole, owner::pg_catalog.regrole
             USING ERRCODE = '42P06',
                   DETAIL = 'It holds the counter of an earlier install, which this one continues only if the same role owns both.',
                   HINT = 'It is owned by another role: if it is not an earlier install''s, have a superuser or its owner drop or rename it; if it is, install as the role that owns it.';
     END IF;
-    PERFORM snowflake_id_managed.snowflake_managed_state_create();
+    PERFORM snowflake_id_internal.snowflake_managed_state_create();
     SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', n.nspname, c.relname), ', ') INTO bad
       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_state'::pg_catalog.name
        AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
                                                       'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
        AND (c.relowner OPERATOR(pg_catalog.<>) owner OR c.relkind OPERATOR(pg_catalog.<>) 'S'::pg_catalog."char");
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_managed_state is not an earlier install''s counter'
+        RAISE EXCEPTION 'snowflake_id: schema snowflake_id_state is not an earlier install''s counter'
             USING ERRCODE = '42P06',
                   DETAIL = pg_catalog.format('Its sequences should be the extension''s owner''s; not so: %s.', bad),
                   HINT = 'Have their owner drop or rename that schema, then set the worker id again.';
     END IF;
-    PERFORM snowflake_id_managed.snowflake_managed_state_grants();
-    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_internal.snowflake_managed_state_grants();
+    PERFORM snowflake_id_internal.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
 END
 $body$;
 
+
+-- True when the counter's schema is in order for `epoch, worker_bits,
+-- sequence_bits` as it stands: the extension's owner's, with its four
+-- sequences of the owner's, not members of the extension, and the counter
+-- counting in that layout (or not yet in any). Changes nothing (no DDL):
+-- a draw by any role asks it, and DDL in that role's transaction would hold
+-- catalog rows the owner's calls need until it ends.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_state_ready(epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+             WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_state'::pg_catalog.name)
+           IS NOT DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c
+                                  WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass)
+       AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_state')::pg_catalog.oid
+               AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
+                                                              'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
+               AND c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char"
+               AND c.relowner OPERATOR(pg_catalog.=) (SELECT o.relowner FROM pg_catalog.pg_class o
+                                                       WHERE o.oid OPERATOR(pg_catalog.=) 'snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass)
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+                                  AND d.objid OPERATOR(pg_catalog.=) c.oid
+                                  AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")) OPERATOR(pg_catalog.=) 4
+       AND coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout'))
+                        OPERATOR(pg_catalog.=)
+                    ((((pg_catalog.date_part('epoch', epoch) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1024)
+                        OPERATOR(pg_catalog.+) (worker_bits OPERATOR(pg_catalog.*) 32)) OPERATOR(pg_catalog.+) sequence_bits),
+                    true);
+
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_state_create(),
+    snowflake_id_internal.snowflake_managed_state_grants(),
+    snowflake_id_internal.snowflake_managed_check_layout(timestamptz, integer, integer),
+    snowflake_id_internal.snowflake_managed_state_ensure(timestamptz, integer, integer),
+    snowflake_id_internal.snowflake_managed_state_ready(timestamptz, integer, integer) FROM PUBLIC;
+
+-- ==== sql/managed/raise.sql ====
 -- The reference a burst's lead is measured against: the clock's floor plus
 -- `offset`, the part of the counter's lead that no burst made (clock steps
 -- back, snowflake_advance_past). `reference` is the reference as last seen:
@@ -648,14 +737,14 @@ $body$;
 
 -- The layout in force before snowflake_set_layout(): the native defaults.
 -- (A function, not a table read, so that the bodies below stay constants.)
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_max_drift_ms() RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN 1000;
-COMMENT ON FUNCTION snowflake_id_managed.snowflake_managed_max_drift_ms() IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_managed_max_drift_ms() IS
     'how far bursts may push the managed generator ahead of the clock before callers wait (the native default of snowflake_id.max_drift)';
 
 -- The counter's floor now: the clock's millisecond since the epoch, shifted.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_floor(epoch timestamptz, sequence_bits integer) RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL SAFE
     RETURN pg_catalog.floor((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
                               OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch'::pg_catalog.text, epoch))
@@ -663,7 +752,7 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_floor(epoch ti
            OPERATOR(pg_catalog.<<) sequence_bits;
 
 -- A counter value as an ID of worker_id.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_compose(counter bigint, worker_id integer, worker_bits integer, sequence_bits integer)
     RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ((counter OPERATOR(pg_catalog.>>) sequence_bits) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
@@ -672,7 +761,7 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_compose(counte
 
 -- The refusal of a standby, the edition's own (25006 like core nextval(),
 -- with what to do).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_refuse_standby(what text) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_refuse_standby(what text) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -687,7 +776,7 @@ $body$;
 -- The layout's last counter value: the last millisecond its timestamp bits
 -- hold, with every sequence value (2^(63 - worker_bits) - 1, written so that
 -- worker_bits = 0 does not overflow).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_last(worker_bits integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_last(worker_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN (((1::pg_catalog.int8 OPERATOR(pg_catalog.<<) (62 OPERATOR(pg_catalog.-) worker_bits))
              OPERATOR(pg_catalog.-) 1::pg_catalog.int8) OPERATOR(pg_catalog.*) 2::pg_catalog.int8)
@@ -697,12 +786,12 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_last(worker_bi
 -- as the native edition's). Reached when the clock passes the layout's last
 -- millisecond, or sooner when snowflake_advance_past(..., force => true)
 -- moved the counter near it.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_refuse_end() RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_refuse_end() RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config := snowflake_id_managed.snowflake_managed_live();
+    cfg snowflake_id_private.snowflake_managed_config := snowflake_id_internal.snowflake_managed_live();
 BEGIN
     RAISE EXCEPTION 'snowflake_id: the timestamp field is exhausted: no IDs after %',
         pg_catalog.to_char((cfg.epoch OPERATOR(pg_catalog.+)
@@ -719,14 +808,14 @@ $body$;
 -- The offset now, given the clock's floor f and the counter cur, kept as
 -- the comment on snowflake_managed_offset says. Not under a lock: a race
 -- between two sessions only changes how long one of them waits.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint, epoch timestamptz,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_offset_now(f bigint, cur bigint, lim bigint, epoch timestamptz,
                                                                   sequence_bits integer) RETURNS bigint
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    off_seq constant regclass := 'snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass;
-    ref_seq constant regclass := 'snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass;
+    off_seq constant regclass := 'snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass;
+    ref_seq constant regclass := 'snowflake_id_private.snowflake_managed_reference'::pg_catalog.regclass;
     off bigint := coalesce(pg_catalog.pg_sequence_last_value(off_seq), 0);
     seen bigint := coalesce(pg_catalog.pg_sequence_last_value(ref_seq), 0);
     was bigint := off;
@@ -741,7 +830,7 @@ BEGIN
     -- earlier: the caller's comparisons with its own floor only grow stricter.
     -- The layout is the caller's: it does not change while a worker id is
     -- in force, and reading it again here cost a call per draw.
-    fresh := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
+    fresh := snowflake_id_internal.snowflake_managed_floor(epoch, sequence_bits);
     f := greatest(f, coalesce(fresh, f));
     IF f + off < seen - lim / 4 THEN
         -- The clock went back: the reference goes on from where it was (or,
@@ -766,19 +855,19 @@ $body$;
 -- the reference because of a burst (more than 2^sequence_bits IDs per ms),
 -- so the lead stays bounded. A lead from a clock set back or
 -- snowflake_advance_past() is in the offset: no wait for it.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_wait_lead(cfg snowflake_id_managed_lock.snowflake_managed_config, extra bigint) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_wait_lead(cfg snowflake_id_private.snowflake_managed_config, extra bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    lim constant bigint := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    lim constant bigint := snowflake_id_internal.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
     f bigint;
     cur bigint;
 BEGIN
     LOOP
-        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass), 0);
-        EXIT WHEN cur + extra - f - snowflake_id_managed.snowflake_managed_offset_now(f, cur, lim, cfg.epoch, cfg.sequence_bits) < lim;
+        f := snowflake_id_internal.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        cur := coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass), 0);
+        EXIT WHEN cur + extra - f - snowflake_id_internal.snowflake_managed_offset_now(f, cur, lim, cfg.epoch, cfg.sequence_bits) < lim;
         PERFORM pg_catalog.pg_sleep(0.001);
     END LOOP;
 END
@@ -797,14 +886,14 @@ $body$;
 -- the raise of a raiser that died between its two bumps (the generation
 -- odd). `last` is the layout's last counter value: a raise past it is
 -- refused (54000), with the counter and the generation left as they were.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_raise(target bigint, take bigint, last bigint, ceiling bigint,
                                                              OUT base bigint, OUT got bigint)
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    counter constant regclass := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
-    generation constant regclass := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
+    counter constant regclass := 'snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass;
+    generation constant regclass := 'snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass;
     cur bigint;
 BEGIN
     got := 0;
@@ -817,7 +906,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
+        LOCK TABLE snowflake_id_private.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
         IF take > 0 OR cur < target - 1 OR pg_catalog.pg_sequence_last_value(generation) % 2 = 1 THEN
             IF coalesce(pg_catalog.pg_sequence_last_value(generation), 0) % 2 = 0 THEN
@@ -831,7 +920,7 @@ BEGIN
             IF base > last - got THEN
                 -- Even again before refusing (the error ends the block).
                 PERFORM pg_catalog.nextval(generation);
-                PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+                PERFORM snowflake_id_internal.snowflake_managed_refuse_end();
             END IF;
             IF base + got > cur THEN
                 PERFORM pg_catalog.setval(counter, base + got, true);
@@ -847,6 +936,16 @@ BEGIN
 END
 $body$;
 
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_max_drift_ms(),
+    snowflake_id_internal.snowflake_managed_floor(timestamptz, integer),
+    snowflake_id_internal.snowflake_managed_compose(bigint, integer, integer, integer),
+    snowflake_id_internal.snowflake_managed_refuse_standby(text), snowflake_id_internal.snowflake_managed_last(integer),
+    snowflake_id_internal.snowflake_managed_refuse_end(),
+    snowflake_id_internal.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer),
+    snowflake_id_internal.snowflake_managed_wait_lead(snowflake_id_private.snowflake_managed_config, bigint),
+    snowflake_id_internal.snowflake_managed_raise(bigint, bigint, bigint, bigint) FROM PUBLIC;
+
+-- ==== sql/managed/switch.sql ====
 -- A worker id (and the layout with it) comes into force: under the raisers'
 -- lock, with the generation moved first into the next worker id's range of
 -- 2^40 (odd), the counter moves past the last millisecond any value was
@@ -861,53 +960,22 @@ $body$;
 -- caller's transaction does after it, so snowflake_set_worker_id's switch
 -- runs as its transaction commits (snowflake_managed_config_commit), and
 -- the other callers switch to the committed configuration (a restore).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_switch(worker_id integer, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_switch(worker_id integer, epoch timestamptz, worker_bits integer,
                                                               sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
-    PERFORM snowflake_id_managed.snowflake_managed_switch_locked(worker_id, epoch, worker_bits, sequence_bits, false);
+    PERFORM snowflake_id_internal.snowflake_managed_state_ensure(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_internal.snowflake_managed_switch_locked(worker_id, epoch, worker_bits, sequence_bits, false);
 END
 $body$;
-
--- True when the counter's schema is in order for `epoch, worker_bits,
--- sequence_bits` as it stands: the extension's owner's, with its four
--- sequences of the owner's, not members of the extension, and the counter
--- counting in that layout (or not yet in any). Changes nothing (no DDL):
--- a draw by any role asks it, and DDL in that role's transaction would hold
--- catalog rows the owner's calls need until it ends.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_state_ready(epoch timestamptz, worker_bits integer, sequence_bits integer)
-    RETURNS boolean
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT n.nspowner FROM pg_catalog.pg_namespace n
-             WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_id_managed_state'::pg_catalog.name)
-           IS NOT DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c
-                                  WHERE c.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
-       AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
-             WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('snowflake_id_managed_state')::pg_catalog.oid
-               AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowflake_managed_counter', 'snowflake_managed_generation',
-                                                              'snowflake_managed_offset', 'snowflake_managed_layout']::pg_catalog.name[])
-               AND c.relkind OPERATOR(pg_catalog.=) 'S'::pg_catalog."char"
-               AND c.relowner OPERATOR(pg_catalog.=) (SELECT o.relowner FROM pg_catalog.pg_class o
-                                                       WHERE o.oid OPERATOR(pg_catalog.=) 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass)
-               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
-                                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-                                  AND d.objid OPERATOR(pg_catalog.=) c.oid
-                                  AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")) OPERATOR(pg_catalog.=) 4
-       AND coalesce(pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'))
-                        OPERATOR(pg_catalog.=)
-                    ((((pg_catalog.date_part('epoch', epoch) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1024)
-                        OPERATOR(pg_catalog.+) (worker_bits OPERATOR(pg_catalog.*) 32)) OPERATOR(pg_catalog.+) sequence_bits),
-                    true);
 
 -- The switch itself, under the raisers' lock. With only_unset it does
 -- nothing unless no worker id is in force (the first draw after a restore,
 -- which any role may make): a worker id the owner brought into force in the
 -- meantime is never replaced by the restored one.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_switch_locked(worker_id integer, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_switch_locked(worker_id integer, epoch timestamptz, worker_bits integer,
                                                                      sequence_bits integer, only_unset boolean) RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -918,13 +986,13 @@ DECLARE
     cur bigint;
     f bigint;
     target bigint;
-    last bigint := snowflake_id_managed.snowflake_managed_last(worker_bits);
+    last bigint := snowflake_id_internal.snowflake_managed_last(worker_bits);
 BEGIN
-    counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
-    generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
+    counter := 'snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass;
+    generation := 'snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass;
     BEGIN
-        LOCK TABLE snowflake_id_managed_lock.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
-        IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+        LOCK TABLE snowflake_id_private.snowflake_managed_raise_lock IN SHARE UPDATE EXCLUSIVE MODE;
+        IF only_unset AND pg_catalog.pg_sequence_last_value('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'SFRAI';
         END IF;
         -- The generation first (why: below), and the counter read after it,
@@ -936,10 +1004,10 @@ BEGIN
         -- under the new worker id, smaller than IDs already returned.
         PERFORM pg_catalog.setval(generation, (((pg_catalog.pg_sequence_last_value(generation) >> 40) + 1) << 40) + 1, true);
         cur := coalesce(pg_catalog.pg_sequence_last_value(counter), -1);
-        f := snowflake_id_managed.snowflake_managed_floor(epoch, sequence_bits);
+        f := snowflake_id_internal.snowflake_managed_floor(epoch, sequence_bits);
         target := ((greatest(cur, f) >> sequence_bits) + 1) << sequence_bits;
         IF target > last THEN
-            PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+            PERFORM snowflake_id_internal.snowflake_managed_refuse_end();
         END IF;
         -- The sequences are not transactional and the caller may be stopped
         -- between any two of these steps (pg_cancel_backend at its COMMIT,
@@ -961,9 +1029,9 @@ BEGIN
         -- fast paths baked for the old worker id issued beside the slow
         -- path's new one.
         PERFORM pg_catalog.setval(counter, target - 1, true);
-        PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_layout'::pg_catalog.regclass,
+        PERFORM pg_catalog.setval('snowflake_id_state.snowflake_managed_layout'::pg_catalog.regclass,
             (pg_catalog.date_part('epoch', epoch) * 1000)::pg_catalog.int8 * 1024 + worker_bits * 32 + sequence_bits, true);
-        PERFORM pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass, worker_id, true);
+        PERFORM pg_catalog.setval('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass, worker_id, true);
         PERFORM pg_catalog.nextval(generation);
         -- Roll the subtransaction back: it releases the table lock now.
         RAISE EXCEPTION USING ERRCODE = 'SFRAI';
@@ -973,19 +1041,52 @@ BEGIN
 END
 $body$;
 
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_switch(integer, timestamptz, integer, integer),
+    snowflake_id_internal.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean) FROM PUBLIC;
+
+-- ==== sql/managed/draw.sql ====
+-- The managed edition's generator: SQL and PL/pgSQL only, on PostgreSQL's
+-- own durable objects (docs/managed.md says what that keeps and what not).
+--
+-- The counter: a sequence holding an ID without its worker bits, that is
+-- (milliseconds since the epoch) << sequence_bits | sequence. nextval() makes
+-- it unique and increasing across every session and durable in WAL (a
+-- promoted standby continues above it); an ID is a counter value with the
+-- worker id spliced in. The clock enters only as a floor: a value behind the
+-- clock's millisecond is not used, the counter is raised to the clock first.
+--
+-- The raise is the one delicate part. "read the counter, setval(clock)"
+-- races with the nextval() calls of other sessions: a value drawn between
+-- the read and the setval may be at or above the clock and be issued again
+-- after it. So raises are fenced by a seqlock: the generation sequence is
+-- bumped to an odd value before a raise reads the counter and to an even
+-- value after its setval, and a draw keeps its value only if it read the same
+-- even generation before and after its nextval(). A value drawn while a
+-- raise ran is thrown away (the sequence moves on), never issued. Raisers
+-- are serialized by a row lock on an owner-only table, taken in a
+-- subtransaction that is rolled back on purpose so the lock goes at once
+-- (an advisory lock would do, but any role can take any advisory key and
+-- hold it: a denial of service). A raiser that dies between its two bumps
+-- leaves the generation odd: draws then fail over to this slow path, whose
+-- next raiser finishes the raise (read the counter again, setval, bump).
+--
+-- Every name is schema-qualified and every call has exact types: the bodies
+-- are bound at CREATE (SQL-standard bodies) or run with a pinned search_path
+-- (PL/pgSQL), so that an object another role creates later changes nothing.
+
 -- The slow path: a draw that the inlined fast path could not keep (the
 -- counter behind the clock, a raise in its way, a burst ahead of max_drift),
 -- the refusals (standby, no worker id), and every draw after a restore
 -- until the owner sets the worker id (`unbaked`: the fast path is not yet
 -- built from the configuration).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_draw(unbaked boolean) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_draw(unbaked boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     counter regclass;
     generation regclass;
-    cfg snowflake_id_managed_lock.snowflake_managed_config;
+    cfg snowflake_id_private.snowflake_managed_config;
     lim bigint;
     last bigint;
     f bigint;
@@ -994,7 +1095,7 @@ DECLARE
     g2 bigint;
 BEGIN
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_nextval()');
+        PERFORM snowflake_id_internal.snowflake_managed_refuse_standby('snowflake_nextval()');
     END IF;
     -- A configuration restored (pg_dump) into a new database, and no worker
     -- id in force yet: bring the restored one into force (the sequences
@@ -1007,49 +1108,49 @@ BEGIN
     -- worker id: that one comes into force at its commit
     -- (snowflake_managed_config_commit), not before.
     IF unbaked AND pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) IS DISTINCT FROM 'on'
-       AND pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) < 0 THEN
-        SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
+       AND pg_catalog.pg_sequence_last_value('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass) < 0 THEN
+        SELECT * INTO cfg FROM snowflake_id_private.snowflake_managed_config;
         IF FOUND AND cfg.worker_id IS NOT NULL
-           AND snowflake_id_managed.snowflake_managed_state_ready(cfg.epoch, cfg.worker_bits, cfg.sequence_bits) THEN
-            PERFORM snowflake_id_managed.snowflake_managed_switch_locked(cfg.worker_id, cfg.epoch, cfg.worker_bits,
+           AND snowflake_id_internal.snowflake_managed_state_ready(cfg.epoch, cfg.worker_bits, cfg.sequence_bits) THEN
+            PERFORM snowflake_id_internal.snowflake_managed_switch_locked(cfg.worker_id, cfg.epoch, cfg.worker_bits,
                                                                          cfg.sequence_bits, true);
         END IF;
     END IF;
     -- The counter's schema exists once a worker id was set.
-    IF pg_catalog.pg_sequence_last_value('snowflake_id_managed_lock.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
-        counter := 'snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass;
-        generation := 'snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass;
+    IF pg_catalog.pg_sequence_last_value('snowflake_id_private.snowflake_managed_worker'::pg_catalog.regclass) >= 0 THEN
+        counter := 'snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass;
+        generation := 'snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass;
     END IF;
     LOOP
         -- The worker id and layout are read between the two reads of the
         -- generation, like the value: they change only while it is odd.
         g1 := CASE WHEN generation IS NOT NULL THEN pg_catalog.pg_sequence_last_value(generation) END;
-        cfg := snowflake_id_managed.snowflake_managed_live();
+        cfg := snowflake_id_internal.snowflake_managed_live();
         IF cfg.worker_id IS NULL OR generation IS NULL THEN
             RAISE EXCEPTION 'snowflake_id: no worker id is set for this database'
                 USING ERRCODE = '55000',
                       DETAIL = 'The managed edition keeps its worker id in the database, set by the extension''s owner.',
                       HINT = CASE WHEN pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) OPERATOR(pg_catalog.=) 'on'
                                   THEN 'The worker id set in this transaction comes into force when it commits: commit, then draw.'
-                                  ELSE 'As the extension''s owner, run SELECT snowflake_id_managed.snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).' END;
+                                  ELSE 'As the extension''s owner, run SELECT snowflake_id_internal.snowflake_set_worker_id(n); with n unique among the servers and databases issuing IDs together (0 to 1023 with the default layout).' END;
         END IF;
-        lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-        last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
-        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        lim := snowflake_id_internal.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+        last := snowflake_id_internal.snowflake_managed_last(cfg.worker_bits);
+        f := snowflake_id_internal.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
         v := pg_catalog.nextval(counter);
         g2 := pg_catalog.pg_sequence_last_value(generation);
         IF v > last THEN
             -- Past the layout's end (the counter only gets here by nextval()
             -- from its last value: raises stop below it).
-            PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+            PERFORM snowflake_id_internal.snowflake_managed_refuse_end();
         END IF;
         IF g1 = g2 AND g1 % 2 = 0 AND v >= f THEN
-            IF v - f - snowflake_id_managed.snowflake_managed_offset_now(f, v, lim, cfg.epoch, cfg.sequence_bits) < lim THEN
-                RETURN snowflake_id_managed.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
+            IF v - f - snowflake_id_internal.snowflake_managed_offset_now(f, v, lim, cfg.epoch, cfg.sequence_bits) < lim THEN
+                RETURN snowflake_id_internal.snowflake_managed_compose(v, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
             END IF;
-            PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
+            PERFORM snowflake_id_internal.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
         ELSE
-            PERFORM snowflake_id_managed.snowflake_managed_raise(f, 0::pg_catalog.int8, last, 0::pg_catalog.int8);
+            PERFORM snowflake_id_internal.snowflake_managed_raise(f, 0::pg_catalog.int8, last, 0::pg_catalog.int8);
         END IF;
     END LOOP;
 END
@@ -1061,7 +1162,7 @@ $body$;
 -- draws.
 CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
-    RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
+    RETURN snowflake_id_internal.snowflake_managed_draw(true::pg_catalog.bool);
 
 -- Builds the fast path from the configuration: an SQL function of one
 -- expression with the layout and worker id as literals, which the planner
@@ -1088,29 +1189,29 @@ CREATE OR REPLACE FUNCTION snowflake_nextval() RETURNS bigint
 -- order; nothing volatile is folded or moved) and a CASE's condition before
 -- its result. Anything else takes the slow path, which draws again. Also sets the three
 -- layout functions the server-layout decoders read (layout.sql).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_bake(fast boolean) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_bake(fast boolean) RETURNS void
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config;
-    live snowflake_id_managed_lock.snowflake_managed_config;
+    cfg snowflake_id_private.snowflake_managed_config;
+    live snowflake_id_private.snowflake_managed_config;
     body text;
     epoch_literal text;
     g bigint;
 BEGIN
-    SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config;
+    SELECT * INTO cfg FROM snowflake_id_private.snowflake_managed_config;
     IF NOT FOUND THEN
         RETURN;
     END IF;
     epoch_literal := pg_catalog.quote_literal(pg_catalog.to_char(cfg.epoch AT TIME ZONE 'UTC',
                                                                   'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
     -- The server layout the decoders read (layout.sql), as literals.
-    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_epoch() RETURNS timestamptz
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_epoch() RETURNS timestamptz
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s::pg_catalog.timestamptz$f$, epoch_literal);
-    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_worker_bits() RETURNS integer
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_worker_bits() RETURNS integer
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.worker_bits);
-    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION @extschema@.snowflake_managed_sequence_bits() RETURNS integer
+    EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_sequence_bits() RETURNS integer
         LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN %s$f$, cfg.sequence_bits);
     IF NOT fast OR cfg.worker_id IS NULL THEN
         -- Until the owner sets a worker id, or after the configuration
@@ -1119,48 +1220,48 @@ BEGIN
         -- snowflake_set_worker_id bakes it.
         CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
             LANGUAGE sql VOLATILE PARALLEL UNSAFE
-            RETURN snowflake_id_managed.snowflake_managed_draw(true::pg_catalog.bool);
+            RETURN snowflake_id_internal.snowflake_managed_draw(true::pg_catalog.bool);
         RETURN;
     END IF;
     -- The worker id and layout in force are the configuration's (at the
     -- commit of snowflake_set_worker_id, or after a restore).
-    live := snowflake_id_managed.snowflake_managed_live();
+    live := snowflake_id_internal.snowflake_managed_live();
     IF live.worker_id IS DISTINCT FROM cfg.worker_id OR live.epoch IS DISTINCT FROM cfg.epoch
        OR live.worker_bits IS DISTINCT FROM cfg.worker_bits OR live.sequence_bits IS DISTINCT FROM cfg.sequence_bits THEN
-        PERFORM snowflake_id_managed.snowflake_managed_switch(cfg.worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+        PERFORM snowflake_id_internal.snowflake_managed_switch(cfg.worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
     END IF;
-    g := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass);
+    g := pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass);
     body := $fast$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval() RETURNS bigint
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     RETURN CASE
-        WHEN pg_catalog.pg_is_in_recovery() THEN snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
-        WHEN (LEAST(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass),
+        WHEN pg_catalog.pg_is_in_recovery() THEN snowflake_id_internal.snowflake_managed_draw(false::pg_catalog.bool)
+        WHEN (LEAST(pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass),
                     %GLIMIT%::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
              OPERATOR(pg_catalog.=)
-             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
+             ((CASE WHEN ((((pg_catalog.nextval('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass)
                              OPERATOR(pg_catalog.-)
                              (((pg_catalog.date_part('epoch'::pg_catalog.text, pg_catalog.clock_timestamp())
                                 OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)
                                OPERATOR(pg_catalog.-) %EPOCH_MS_HALF%::pg_catalog.float8)::pg_catalog.int8
                               OPERATOR(pg_catalog.<<) %K%))
                             OPERATOR(pg_catalog.-)
-                            pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass))
+                            pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass))
                            OPERATOR(pg_catalog.+) %LIM%::pg_catalog.int8)
                           OPERATOR(pg_catalog./) %LIM%::pg_catalog.int8)
                          OPERATOR(pg_catalog.=) 1::pg_catalog.int8
-                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass)
+                    THEN pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass)
                END
                OPERATOR(pg_catalog.+) 1::pg_catalog.int8)
               OPERATOR(pg_catalog./) 2::pg_catalog.int8)
-        THEN ((pg_catalog.currval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
+        THEN ((pg_catalog.currval('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.>>) %K%) OPERATOR(pg_catalog.*) %MUL%::pg_catalog.int8)
              OPERATOR(pg_catalog.|)
-             ((pg_catalog.currval('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass)
+             ((pg_catalog.currval('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass)
                OPERATOR(pg_catalog.&) %MASK%::pg_catalog.int8)
               OPERATOR(pg_catalog.|) %WORKER%::pg_catalog.int8)
-        ELSE snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool)
+        ELSE snowflake_id_internal.snowflake_managed_draw(false::pg_catalog.bool)
     END
 $fast$;
     -- The floor's rounding: (ms - epoch - 0.5) rounded to nearest is the
@@ -1173,23 +1274,26 @@ $fast$;
     -- path, which composes with the worker id in force.
     body := pg_catalog.replace(body, '%GLIMIT%', ((((g >> 40) + 1) << 40) - 1)::text);
     body := pg_catalog.replace(body, '%MUL%', (1::bigint << (cfg.worker_bits + cfg.sequence_bits))::text);
-    body := pg_catalog.replace(body, '%LIM%', (snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
+    body := pg_catalog.replace(body, '%LIM%', (snowflake_id_internal.snowflake_managed_max_drift_ms() << cfg.sequence_bits)::text);
     body := pg_catalog.replace(body, '%MASK%', ((1::bigint << cfg.sequence_bits) - 1)::text);
     body := pg_catalog.replace(body, '%WORKER%', (cfg.worker_id::bigint << cfg.sequence_bits)::text);
     EXECUTE body;
 END
 $body$;
 
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_bake(boolean) FROM PUBLIC;
+
+-- ==== sql/managed/block.sql ====
 -- n IDs in ascending order. Taken in chunks, each reserved by a raise that
 -- keeps the counter within max_drift of the clock (waiting for the clock in
 -- between, like single draws), so that blocks cannot push the lead past it
 -- whatever their size or number.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_block(n integer, what text) RETURNS bigint[]
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_block(n integer, what text) RETURNS bigint[]
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config;
+    cfg snowflake_id_private.snowflake_managed_config;
     lim bigint;
     last bigint;
     r record;
@@ -1204,30 +1308,30 @@ BEGIN
             USING ERRCODE = '22023', HINT = 'Ask for at most 1000000 IDs per call; call it again for more.';
     END IF;
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby(what);
+        PERFORM snowflake_id_internal.snowflake_managed_refuse_standby(what);
     END IF;
     <<whole>>
     LOOP
-    cfg := snowflake_id_managed.snowflake_managed_live();
+    cfg := snowflake_id_internal.snowflake_managed_live();
     IF cfg.worker_id IS NULL THEN
         -- The refusal without a worker id.
-        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
+        PERFORM snowflake_id_internal.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
     -- The worker id's range of generations: a change while the block is
     -- reserved makes its values belong to no single worker id, so it starts
     -- again (the values reserved are burnt, never issued).
-    g0 := pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40;
-    cfg := snowflake_id_managed.snowflake_managed_live();
+    g0 := pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40;
+    cfg := snowflake_id_internal.snowflake_managed_live();
     bases := '{}';
     gots := '{}';
     left_ := n;
-    lim := snowflake_id_managed.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
-    last := snowflake_id_managed.snowflake_managed_last(cfg.worker_bits);
+    lim := snowflake_id_internal.snowflake_managed_max_drift_ms() << cfg.sequence_bits;
+    last := snowflake_id_internal.snowflake_managed_last(cfg.worker_bits);
     WHILE left_ > 0 LOOP
-        PERFORM snowflake_id_managed.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
-        f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-        SELECT * INTO r FROM snowflake_id_managed.snowflake_managed_raise(f, left_, last,
-            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass), 0));
+        PERFORM snowflake_id_internal.snowflake_managed_wait_lead(cfg, 0::pg_catalog.int8);
+        f := snowflake_id_internal.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+        SELECT * INTO r FROM snowflake_id_internal.snowflake_managed_raise(f, left_, last,
+            f + lim + coalesce(pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass), 0));
         IF r.got > 0 THEN
             bases := bases || r.base;
             gots := gots || r.got;
@@ -1236,9 +1340,9 @@ BEGIN
             PERFORM pg_catalog.pg_sleep(0.001);
         END IF;
     END LOOP;
-    EXIT whole WHEN pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40 = g0;
+    EXIT whole WHEN pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_generation'::pg_catalog.regclass) >> 40 = g0;
     END LOOP;
-    RETURN ARRAY(SELECT snowflake_id_managed.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
+    RETURN ARRAY(SELECT snowflake_id_internal.snowflake_managed_compose(c, cfg.worker_id, cfg.worker_bits, cfg.sequence_bits)
                    FROM ROWS FROM (pg_catalog.unnest(bases), pg_catalog.unnest(gots)) AS k(b, g),
                         pg_catalog.generate_series(k.b + 1, k.b + k.g) AS c
                   ORDER BY c);
@@ -1248,31 +1352,16 @@ $body$;
 CREATE OR REPLACE FUNCTION snowflake_nextval_block(n integer) RETURNS SETOF bigint
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
     BEGIN ATOMIC
-        SELECT pg_catalog.unnest(snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
+        SELECT pg_catalog.unnest(snowflake_id_internal.snowflake_managed_block(n, 'snowflake_nextval_block(integer)'));
     END;
 COMMENT ON FUNCTION snowflake_nextval_block(integer) IS
     'n new IDs in ascending order, one row each (managed edition)';
 
 CREATE OR REPLACE FUNCTION snowflake_nextval_array(n integer) RETURNS bigint[]
     LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
-    RETURN snowflake_id_managed.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
+    RETURN snowflake_id_internal.snowflake_managed_block(n, 'snowflake_nextval_array(integer)');
 COMMENT ON FUNCTION snowflake_nextval_array(integer) IS
     'n new IDs in ascending order in one array (managed edition)';
-
--- Internal: called by the owner's SECURITY DEFINER functions only. Left
--- executable by PUBLIC, as they must be: snowflake_managed_draw (the inlined
--- fast path calls it as the caller) and snowflake_managed_block.
-REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer, timestamptz, integer, integer),
-    snowflake_id_managed.snowflake_managed_switch_locked(integer, timestamptz, integer, integer, boolean),
-    snowflake_id_managed.snowflake_managed_state_ready(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_system_id(),
-    snowflake_id_managed.snowflake_managed_state_ensure(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_live(),
-    snowflake_id_managed.snowflake_managed_state_create(), snowflake_id_managed.snowflake_managed_state_grants(),
-    snowflake_id_managed.snowflake_managed_strip_schema(name), snowflake_id_managed.snowflake_managed_strip_relation(regclass),
-    snowflake_id_managed.snowflake_managed_check_layout(timestamptz, integer, integer), snowflake_id_managed.snowflake_managed_refuse_standby(text), snowflake_id_managed.snowflake_managed_wait_lead(snowflake_id_managed_lock.snowflake_managed_config, bigint),
-    snowflake_id_managed.snowflake_managed_raise(bigint, bigint, bigint, bigint), snowflake_id_managed.snowflake_managed_bake(boolean),
-    snowflake_id_managed.snowflake_managed_last(integer), snowflake_id_managed.snowflake_managed_refuse_end(),
-    snowflake_id_managed.snowflake_managed_offset_now(bigint, bigint, bigint, timestamptz, integer), snowflake_id_managed.snowflake_managed_max_drift_ms(),
-    snowflake_id_managed.snowflake_managed_floor(timestamptz, integer), snowflake_id_managed.snowflake_managed_compose(bigint, integer, integer, integer) FROM PUBLIC;
 
 -- ==== sql/managed/config.sql ====
 -- The managed edition's configuration: what postgresql.conf holds for the
@@ -1286,13 +1375,13 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_switch(integer
 -- (pg_has_role counts superusers as members of every role); anyone else
 -- gets 42501. The functions are also not executable by PUBLIC: this names
 -- the rule for a role the owner granted EXECUTE to by mistake.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_require_owner(what text) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_require_owner(what text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
     owner pg_catalog.oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-                              WHERE c.oid = 'snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass);
+                              WHERE c.oid = 'snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass);
 BEGIN
     IF NOT pg_catalog.pg_has_role(current_user, owner, 'MEMBER') THEN
         RAISE EXCEPTION 'permission denied for function %', what
@@ -1309,17 +1398,17 @@ $body$;
 -- leaves the fast path unbuilt (a restore loads the counter's value after
 -- the configuration; the first draw brings the restored worker id into
 -- force, and the owner's snowflake_set_worker_id builds the fast path).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_config_changed() RETURNS trigger
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_config_changed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_bake(false::pg_catalog.bool);
+    PERFORM snowflake_id_internal.snowflake_managed_bake(false::pg_catalog.bool);
     RETURN NULL;
 END
 $body$;
-CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_managed_lock.snowflake_managed_config
-    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_changed();
+CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowflake_id_private.snowflake_managed_config
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_internal.snowflake_managed_config_changed();
 
 -- At the commit of a transaction that ran snowflake_set_worker_id (a
 -- deferred trigger fires as the transaction commits, never when it rolls
@@ -1328,21 +1417,21 @@ CREATE TRIGGER snowflake_managed_config_changed AFTER INSERT OR UPDATE ON snowfl
 -- snowflake_set_worker_id (its transaction-local mark): a restore's load of
 -- the configuration leaves the switch to the first draw, after the
 -- counter's value is loaded.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_config_commit() RETURNS trigger
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_config_commit() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $body$
 BEGIN
     IF pg_catalog.current_setting('snowflake_id_managed.switch_at_commit', true) OPERATOR(pg_catalog.=) 'on' THEN
         PERFORM pg_catalog.set_config('snowflake_id_managed.switch_at_commit', 'off', true);
-        PERFORM snowflake_id_managed.snowflake_managed_bake(true::pg_catalog.bool);
+        PERFORM snowflake_id_internal.snowflake_managed_bake(true::pg_catalog.bool);
     END IF;
     RETURN NULL;
 END
 $body$;
-CREATE CONSTRAINT TRIGGER snowflake_managed_config_commit AFTER INSERT OR UPDATE ON snowflake_id_managed_lock.snowflake_managed_config
+CREATE CONSTRAINT TRIGGER snowflake_managed_config_commit AFTER INSERT OR UPDATE ON snowflake_id_private.snowflake_managed_config
     DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION snowflake_id_managed.snowflake_managed_config_commit();
+    FOR EACH ROW EXECUTE FUNCTION snowflake_id_internal.snowflake_managed_config_commit();
 
 -- A reinstall (DROP and CREATE EXTENSION, or the plain script run again
 -- after its uninstall) finds the counter of the earlier install and the
@@ -1352,11 +1441,11 @@ CREATE CONSTRAINT TRIGGER snowflake_managed_config_commit AFTER INSERT OR UPDATE
 -- id again. Not during a restore: its dump brings the configuration.
 DO $seed$
 DECLARE
-    l bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_layout'));
+    l bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_layout'));
     m bigint := ((l % 1024) + 1024) % 1024;
 BEGIN
-    IF l IS NOT NULL AND NOT EXISTS (SELECT FROM snowflake_id_managed_lock.snowflake_managed_config) THEN
-        INSERT INTO snowflake_id_managed_lock.snowflake_managed_config (epoch, worker_bits, sequence_bits)
+    IF l IS NOT NULL AND NOT EXISTS (SELECT FROM snowflake_id_private.snowflake_managed_config) THEN
+        INSERT INTO snowflake_id_private.snowflake_managed_config (epoch, worker_bits, sequence_bits)
             VALUES (pg_catalog.to_timestamp(((l - m) / 1024)::pg_catalog.float8 / 1000::pg_catalog.float8),
                     (m / 32)::integer, (m % 32)::integer);
     END IF;
@@ -1372,18 +1461,18 @@ $seed$;
 -- commits (for running statements too), and not at all if it rolls back:
 -- until then every draw, the caller's included, uses the worker id in
 -- force before.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_set_worker_id(worker_id integer) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_set_worker_id(worker_id integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config;
+    cfg snowflake_id_private.snowflake_managed_config;
     written bigint;
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_worker_id');
-    SELECT * INTO cfg FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE;
+    PERFORM snowflake_id_internal.snowflake_managed_require_owner('snowflake_set_worker_id');
+    SELECT * INTO cfg FROM snowflake_id_private.snowflake_managed_config c FOR UPDATE;
     IF NOT FOUND THEN
-        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL, NULL)::snowflake_id_managed_lock.snowflake_managed_config;
+        cfg := ROW(true, NULL, '2025-01-01 00:00:00+00', 10, 12, NULL, NULL)::snowflake_id_private.snowflake_managed_config;
     END IF;
     IF worker_id < 0 OR worker_id >= (1 << cfg.worker_bits) THEN
         RAISE EXCEPTION 'snowflake_id: worker id % is out of range for % worker bits', worker_id, cfg.worker_bits
@@ -1397,7 +1486,7 @@ BEGIN
     -- transactional, and a worker id whose transaction rolled back stayed
     -- in force, unseen by the configuration, with every draw on the slow
     -- path from then on.
-    PERFORM snowflake_id_managed.snowflake_managed_state_ensure(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+    PERFORM snowflake_id_internal.snowflake_managed_state_ensure(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
     -- Marked before the write below fires the trigger (at once under SET
     -- CONSTRAINTS ... IMMEDIATE, which brings the change into force at
     -- once, as before, and status names it if it is then rolled back).
@@ -1405,10 +1494,10 @@ BEGIN
     -- Written first, and only over the layout read above (a layout set by a
     -- transaction that committed after that read had no row to lock), so
     -- that the switch at commit brings the layout that is stored into force.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in, set_on)
+    INSERT INTO snowflake_id_private.snowflake_managed_config AS c (worker_id, epoch, worker_bits, sequence_bits, set_in, set_on)
         VALUES (worker_id, cfg.epoch, cfg.worker_bits, cfg.sequence_bits,
                 (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
-                snowflake_id_managed.snowflake_managed_system_id())
+                snowflake_id_internal.snowflake_managed_system_id())
         ON CONFLICT (one) DO UPDATE SET worker_id = excluded.worker_id, set_in = excluded.set_in, set_on = excluded.set_on
         WHERE c.epoch = excluded.epoch AND c.worker_bits = excluded.worker_bits AND c.sequence_bits = excluded.sequence_bits;
     GET DIAGNOSTICS written = ROW_COUNT;
@@ -1418,7 +1507,7 @@ BEGIN
     END IF;
 END
 $body$;
-COMMENT ON FUNCTION snowflake_id_managed.snowflake_set_worker_id(integer) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_set_worker_id(integer) IS
     'sets this database''s worker id (managed edition; the extension''s owner only)';
 
 -- The layout, only while no worker id is set: what an ID decodes to must not
@@ -1426,7 +1515,7 @@ COMMENT ON FUNCTION snowflake_id_managed.snowflake_set_worker_id(integer) IS
 -- can have read the old layout and issue with it after the change (a rule
 -- on "has the counter moved" would race a first draw, and any role with
 -- USAGE on the counter could move it). Same checks as the native settings.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
     AS $body$
@@ -1435,10 +1524,10 @@ DECLARE
     reach_ms numeric;
     written bigint;
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_set_layout');
+    PERFORM snowflake_id_internal.snowflake_managed_require_owner('snowflake_set_layout');
     -- The row, locked to the end of the transaction: snowflake_set_worker_id
     -- waits for this change (and then checks the new layout's range).
-    worker := (SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c FOR UPDATE);
+    worker := (SELECT c.worker_id FROM snowflake_id_private.snowflake_managed_config c FOR UPDATE);
     IF worker IS NOT NULL THEN
         RAISE EXCEPTION 'snowflake_id: the layout cannot change once a worker id is set'
             USING ERRCODE = '55000',
@@ -1467,11 +1556,11 @@ BEGIN
     -- Not over a counter that counts in another layout (a reinstall's, whose
     -- layout the install took over): the decoders would be baked for this
     -- one and decode the stored IDs wrongly.
-    PERFORM snowflake_id_managed.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
+    PERFORM snowflake_id_internal.snowflake_managed_check_layout(epoch, worker_bits, sequence_bits);
     -- Checked again on the row as it is when written: a worker id set by a
     -- transaction that committed after the check above (its row was not
     -- there to lock) wins, and this change is refused.
-    INSERT INTO snowflake_id_managed_lock.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
+    INSERT INTO snowflake_id_private.snowflake_managed_config AS c (epoch, worker_bits, sequence_bits)
         VALUES (epoch, worker_bits, sequence_bits)
         ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, worker_bits = excluded.worker_bits,
                                         sequence_bits = excluded.sequence_bits
@@ -1485,7 +1574,7 @@ BEGIN
     END IF;
 END
 $body$;
-COMMENT ON FUNCTION snowflake_id_managed.snowflake_set_layout(timestamptz, integer, integer) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_set_layout(timestamptz, integer, integer) IS
     'sets the epoch and bit split of this database''s IDs, before the first one (managed edition; the extension''s owner only)';
 
 -- Moves the counter past `id`: every later ID is greater (IDs restored from
@@ -1493,25 +1582,25 @@ COMMENT ON FUNCTION snowflake_id_managed.snowflake_set_layout(timestamptz, integ
 -- an ID of another worker id in that millisecond may be above ours. More than
 -- a day ahead of the clock only with force: a move cannot be taken back.
 -- Returns the smallest ID the next call may return.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config;
+    cfg snowflake_id_private.snowflake_managed_config;
     tick bigint;
     target bigint;
     f bigint;
     off bigint;
 BEGIN
-    PERFORM snowflake_id_managed.snowflake_managed_require_owner('snowflake_advance_past');
+    PERFORM snowflake_id_internal.snowflake_managed_require_owner('snowflake_advance_past');
     IF pg_catalog.pg_is_in_recovery() THEN
-        PERFORM snowflake_id_managed.snowflake_managed_refuse_standby('snowflake_advance_past()');
+        PERFORM snowflake_id_internal.snowflake_managed_refuse_standby('snowflake_advance_past()');
     END IF;
-    cfg := snowflake_id_managed.snowflake_managed_live();
+    cfg := snowflake_id_internal.snowflake_managed_live();
     IF cfg.worker_id IS NULL THEN
         -- The refusal of a draw without a worker id.
-        PERFORM snowflake_id_managed.snowflake_managed_draw(false::pg_catalog.bool);
+        PERFORM snowflake_id_internal.snowflake_managed_draw(false::pg_catalog.bool);
     END IF;
     IF id < 0 THEN
         RAISE EXCEPTION 'snowflake_id: % is not an ID (negative)', id
@@ -1525,32 +1614,32 @@ BEGIN
                   DETAIL = 'A move cannot be taken back: every later ID of this database would decode to that instant or later.',
                   HINT = pg_catalog.format('Check the ID. If it is right (IDs copied from a server whose clock ran ahead), run SELECT snowflake_advance_past(%s, force => true);', id);
     END IF;
-    IF tick >= snowflake_id_managed.snowflake_managed_last(cfg.worker_bits) >> cfg.sequence_bits THEN
+    IF tick >= snowflake_id_internal.snowflake_managed_last(cfg.worker_bits) >> cfg.sequence_bits THEN
         -- Past the layout's last millisecond there is no next one.
-        PERFORM snowflake_id_managed.snowflake_managed_refuse_end();
+        PERFORM snowflake_id_internal.snowflake_managed_refuse_end();
     END IF;
     target := (tick + 1) << cfg.sequence_bits;
-    PERFORM snowflake_id_managed.snowflake_managed_raise(target, 0::pg_catalog.int8,
-                                                         snowflake_id_managed.snowflake_managed_last(cfg.worker_bits),
+    PERFORM snowflake_id_internal.snowflake_managed_raise(target, 0::pg_catalog.int8,
+                                                         snowflake_id_internal.snowflake_managed_last(cfg.worker_bits),
                                                          0::pg_catalog.int8);
     -- The whole lead this leaves is the offset, not a burst: no wait for it
     -- (snowflake_managed_offset).
-    f := snowflake_id_managed.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
-    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
-    PERFORM pg_catalog.setval('snowflake_id_managed_state.snowflake_managed_offset'::pg_catalog.regclass, off, true);
-    PERFORM pg_catalog.setval('snowflake_id_managed_lock.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
-    RETURN snowflake_id_managed.snowflake_managed_compose(
-        pg_catalog.pg_sequence_last_value('snowflake_id_managed_state.snowflake_managed_counter'::pg_catalog.regclass) + 1,
+    f := snowflake_id_internal.snowflake_managed_floor(cfg.epoch, cfg.sequence_bits);
+    off := greatest(pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass) - f, 0);
+    PERFORM pg_catalog.setval('snowflake_id_state.snowflake_managed_offset'::pg_catalog.regclass, off, true);
+    PERFORM pg_catalog.setval('snowflake_id_private.snowflake_managed_reference'::pg_catalog.regclass, f + off, true);
+    RETURN snowflake_id_internal.snowflake_managed_compose(
+        pg_catalog.pg_sequence_last_value('snowflake_id_state.snowflake_managed_counter'::pg_catalog.regclass) + 1,
         cfg.worker_id, cfg.worker_bits, cfg.sequence_bits);
 END
 $body$;
-COMMENT ON FUNCTION snowflake_id_managed.snowflake_advance_past(bigint, boolean) IS
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_advance_past(bigint, boolean) IS
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 
-REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(text), snowflake_id_managed.snowflake_managed_config_changed(),
-    snowflake_id_managed.snowflake_managed_config_commit(),
-    snowflake_id_managed.snowflake_set_worker_id(integer), snowflake_id_managed.snowflake_set_layout(timestamptz, integer, integer),
-    snowflake_id_managed.snowflake_advance_past(bigint, boolean) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_managed_require_owner(text), snowflake_id_internal.snowflake_managed_config_changed(),
+    snowflake_id_internal.snowflake_managed_config_commit(),
+    snowflake_id_internal.snowflake_set_worker_id(integer), snowflake_id_internal.snowflake_set_layout(timestamptz, integer, integer),
+    snowflake_id_internal.snowflake_advance_past(bigint, boolean) FROM PUBLIC;
 
 -- The same three in the extension's schema, where applications and the
 -- native edition have them. They call the ones above, bound when created.
@@ -1558,25 +1647,25 @@ REVOKE EXECUTE ON FUNCTION snowflake_id_managed.snowflake_managed_require_owner(
 -- look-alike beside them after the install (an untyped literal that
 -- prefers text, or one more argument with a default), which an unqualified
 -- call would reach or find "not unique": docs/managed.md gives the owner
--- the calls qualified with snowflake_id_managed, where only the owner
+-- the calls qualified with snowflake_id_internal, where only the owner
 -- creates.
 CREATE OR REPLACE FUNCTION snowflake_set_worker_id(worker_id integer) RETURNS void
     LANGUAGE sql VOLATILE STRICT
     BEGIN ATOMIC
-        SELECT snowflake_id_managed.snowflake_set_worker_id(worker_id);
+        SELECT snowflake_id_internal.snowflake_set_worker_id(worker_id);
     END;
 COMMENT ON FUNCTION snowflake_set_worker_id(integer) IS
     'sets this database''s worker id (managed edition; the extension''s owner only)';
 CREATE OR REPLACE FUNCTION snowflake_set_layout(epoch timestamptz, worker_bits integer, sequence_bits integer) RETURNS void
     LANGUAGE sql VOLATILE STRICT
     BEGIN ATOMIC
-        SELECT snowflake_id_managed.snowflake_set_layout(epoch, worker_bits, sequence_bits);
+        SELECT snowflake_id_internal.snowflake_set_layout(epoch, worker_bits, sequence_bits);
     END;
 COMMENT ON FUNCTION snowflake_set_layout(timestamptz, integer, integer) IS
     'sets the epoch and bit split of this database''s IDs, before the first one (managed edition; the extension''s owner only)';
 CREATE OR REPLACE FUNCTION snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
     LANGUAGE sql VOLATILE STRICT
-    RETURN snowflake_id_managed.snowflake_advance_past(id, force);
+    RETURN snowflake_id_internal.snowflake_advance_past(id, force);
 COMMENT ON FUNCTION snowflake_advance_past(bigint, boolean) IS
     'moves the generator past an ID: every later ID is greater (managed edition; the extension''s owner only)';
 REVOKE EXECUTE ON FUNCTION snowflake_set_worker_id(integer), snowflake_set_layout(timestamptz, integer, integer),
@@ -1594,9 +1683,10 @@ REVOKE EXECUTE ON FUNCTION snowflake_set_worker_id(integer), snowflake_set_layou
 -- index or partition key gives constants) it folds everything derived from
 -- the layout into constants, and what is left per row is a shift, a mask and
 -- a comparison or two. SQL-standard bodies, parsed once at CREATE with the
--- install's search_path, so they name @extschema@ and pg_catalog for every
--- function, operator and type, with exact argument types: nothing another
--- role creates later is ever called in their place.
+-- install's search_path, so they name snowflake_id_internal and pg_catalog
+-- for every function, operator and type, with exact argument types, and
+-- never call a function of the extension's schema: nothing another role
+-- creates later, there or anywhere, is ever called in their place.
 --
 -- Not STRICT, unlike the native functions, and this is the one label that
 -- differs: PostgreSQL inlines a STRICT SQL function only if its body is
@@ -1610,12 +1700,12 @@ REVOKE EXECUTE ON FUNCTION snowflake_set_worker_id(integer), snowflake_set_layou
 -- condition tests, so that the planner never folds a raise whose condition
 -- it cannot decide into a plan-time error.
 
--- The helpers live in snowflake_id_managed (generator.sql: only the owner
+-- The helpers live in snowflake_id_internal (schemas.sql: only the owner
 -- creates there): the PL/pgSQL ones call each other by name when they run,
 -- and a look-alike with a defaulted argument beside them in the extension's
--- schema (public, often) would make those calls "not unique". The three
--- layout functions stay beside the accessors: the configuration rewrites
--- them there, and only SQL-standard bodies (bound at CREATE) call them.
+-- schema (public, often) would make those calls "not unique". So are the
+-- three layout functions (layout.sql) and the implementations of the
+-- accessors, below.
 
 -- Errors, worded as the native edition's (src/refusal.rs, core/src/error.rs).
 -- The first argument only carries the type of the arm that calls them; the
@@ -1624,7 +1714,7 @@ REVOKE EXECUTE ON FUNCTION snowflake_set_worker_id(integer), snowflake_set_layou
 -- arguments are all constants when it plans, and an arm's call must not be
 -- evaluated before the earlier arms' conditions (a NULL ID with a constant
 -- bad layout is NULL, not an error).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                  sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1637,7 +1727,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                    sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1651,7 +1741,7 @@ $$;
 
 -- An ID whose instant, the epoch's Unix ms + the tick, PostgreSQL cannot
 -- hold. The native edition adds with saturation and names the sum.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1659,14 +1749,14 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp out of range: %s ms after 1970',
-                                    LEAST(snowflake_id_managed.snowflake_managed_unix_ms(epoch)::numeric
+                                    LEAST(snowflake_id_internal.snowflake_managed_unix_ms(epoch)::numeric
                                           + (id >> (worker_bits + sequence_bits))::numeric,
                                           9223372036854775807::numeric)),
         HINT = 'The epoch given to snowflake_decode() puts this ID outside PostgreSQL''s timestamp range.';
 END
 $$;
 
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -1680,7 +1770,7 @@ $$;
 -- Unix milliseconds as the native edition writes them in messages (chrono's
 -- RFC 3339 with milliseconds: 2094-09-07T15:47:35.551Z, +10000-01-01T...
 -- past year 9999, and the bare number past chrono's last year, 262142).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -1691,13 +1781,13 @@ BEGIN
         RETURN unix_ms::text || ' ms after 1970';
     END IF;
     RETURN CASE WHEN unix_ms >= 253402300800000 THEN '+' ELSE '' END
-           || to_char(snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
+           || to_char(snowflake_id_internal.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
                       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 END
 $$;
 
 -- An instant past the layout's end (snowflake_from_timestamp).
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
                                                    node_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1705,8 +1795,8 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp %s is past the last one this layout can encode (%s)',
-                                    snowflake_id_managed.snowflake_managed_format_ms(unix_ms),
-                                    snowflake_id_managed.snowflake_managed_format_ms(LEAST(
+                                    snowflake_id_internal.snowflake_managed_format_ms(unix_ms),
+                                    snowflake_id_internal.snowflake_managed_format_ms(LEAST(
                                         epoch_ms::numeric + (9223372036854775807 >> node_bits)::numeric,
                                         9223372036854775807::numeric)::bigint)),
         HINT = 'Instants past the layout''s end have no ID; a later snowflake_id.epoch moves the end.';
@@ -1717,7 +1807,7 @@ $$;
 -- then a span that is not whole milliseconds (or overflows microseconds),
 -- then one outside 1 ms .. the layout's last tick. Called only when the
 -- inlined test of a valid span fails; a valid span gets its value here too.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -1765,7 +1855,7 @@ $$;
 -- An instant as the native edition reads one: Unix milliseconds, rounded
 -- down (the epoch's microseconds are dropped), infinity as the extreme
 -- microsecond counts divided the same way. Exact: numeric, not float.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz THEN 9224318721654775::bigint
@@ -1780,7 +1870,7 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts tim
 -- the last instants still fit a bigint), as two products of an interval and
 -- a number below 2^53, so no float rounding; timestamp arithmetic and a
 -- zero offset, which are IMMUTABLE where timestamptz + interval is not.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN pg_catalog.timezone('00:00'::pg_catalog.interval,
         ('2000-01-01 00:00:00'::pg_catalog.timestamp
@@ -1791,10 +1881,17 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of
                                 OPERATOR(pg_catalog.*) ((unix_ms OPERATOR(pg_catalog.-) 946684800000::bigint)
                                                         OPERATOR(pg_catalog.>>) 32)::pg_catalog.float8));
 
+-- The implementations, in snowflake_id_internal (only the owner creates
+-- there): the decoders of sql/install/decode.sql, shared with the native
+-- edition, call these by exact signature, so that a look-alike planted in
+-- the extension's schema cannot make their bodies "not unique" when
+-- pg_dump or pg_upgrade creates them again from their text. The functions
+-- in the extension's schema (below) are entry points calling these.
+--
 -- The explicit-layout forms: IMMUTABLE, for expression indexes, generated
 -- columns and partition keys. Checks in the native order: the layout, then
 -- the sign, then the instant.
-CREATE OR REPLACE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -1802,21 +1899,21 @@ CREATE OR REPLACE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, wor
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         -- PostgreSQL's range, -210866803200000 .. 9224318016000000 (excluded)
         -- in Unix ms, as bounds on the tick: no addition that can overflow.
         WHEN (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
+                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_internal.snowflake_managed_unix_ms(epoch))
              OR (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
-            THEN snowflake_id_managed.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
-        ELSE snowflake_id_managed.snowflake_managed_timestamptz_of(snowflake_id_managed.snowflake_managed_unix_ms(epoch)
+                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_internal.snowflake_managed_unix_ms(epoch))
+            THEN snowflake_id_internal.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+        ELSE snowflake_id_internal.snowflake_managed_timestamptz_of(snowflake_id_internal.snowflake_managed_unix_ms(epoch)
                  OPERATOR(pg_catalog.+) (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)))
     END;
 
-CREATE OR REPLACE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -1824,14 +1921,14 @@ CREATE OR REPLACE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, wor
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE ((id OPERATOR(pg_catalog.>>) sequence_bits)
               OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) worker_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
-CREATE OR REPLACE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -1839,47 +1936,74 @@ CREATE OR REPLACE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, work
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE (id OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
 -- The server-layout forms: the explicit ones with this database's layout.
 -- STABLE as in the native edition (there a restart may change the layout;
 -- here snowflake_set_layout may, before the first ID).
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_timestamp(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                      snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                      snowflake_id_internal.snowflake_managed_sequence_bits());
+
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_worker_id(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                      snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                      snowflake_id_internal.snowflake_managed_sequence_bits());
+
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_sequence(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                     snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                     snowflake_id_internal.snowflake_managed_sequence_bits());
+
+-- The entry points applications call, in the extension's schema: each one
+-- call of its implementation above, bound when created (SQL-standard
+-- bodies, no SET clause), so that the planner inlines the entry point and
+-- then the implementation, and decoding costs what it did with the bodies
+-- here.
+CREATE OR REPLACE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits);
+CREATE OR REPLACE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits);
+CREATE OR REPLACE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
 CREATE OR REPLACE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_timestamp(id, @extschema@.snowflake_managed_epoch(),
-                                           @extschema@.snowflake_managed_worker_bits(),
-                                           @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_timestamp(id);
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'the instant of the millisecond an ID was made in';
-
 CREATE OR REPLACE FUNCTION snowflake_worker_id(id bigint) RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_worker_id(id, @extschema@.snowflake_managed_epoch(),
-                                           @extschema@.snowflake_managed_worker_bits(),
-                                           @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_worker_id(id);
 COMMENT ON FUNCTION snowflake_worker_id(bigint) IS 'the worker id that made an ID';
-
 CREATE OR REPLACE FUNCTION snowflake_sequence(id bigint) RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_sequence(id, @extschema@.snowflake_managed_epoch(),
-                                          @extschema@.snowflake_managed_worker_bits(),
-                                          @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_sequence(id);
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'an ID''s number within its millisecond';
 
 -- The smallest ID of the millisecond holding unix_ms in a layout (core's
 -- Layout::smallest_id_at): 0 before the epoch, an error past the layout's
 -- end. unix_ms is finite and within PostgreSQL's range, epoch_ms any.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<=) 0::bigint THEN 0::bigint
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms)
              OPERATOR(pg_catalog.>) (9223372036854775807::bigint OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-            THEN snowflake_id_managed.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
+            THEN snowflake_id_internal.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
                                                                 worker_bits OPERATOR(pg_catalog.+) sequence_bits)
         ELSE (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)
     END;
@@ -1890,11 +2014,11 @@ CREATE OR REPLACE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigi
         WHEN ts IS NULL THEN NULL::bigint
         WHEN ts OPERATOR(pg_catalog.=) '-infinity'::pg_catalog.timestamptz THEN 0::bigint
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz
-            THEN snowflake_id_managed.snowflake_managed_infinity_refusal(NULL::bigint, ts)
-        ELSE snowflake_id_managed.snowflake_managed_smallest_id_at(snowflake_id_managed.snowflake_managed_unix_ms(ts),
-                                                          snowflake_id_managed.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
-                                                          @extschema@.snowflake_managed_worker_bits(),
-                                                          @extschema@.snowflake_managed_sequence_bits())
+            THEN snowflake_id_internal.snowflake_managed_infinity_refusal(NULL::bigint, ts)
+        ELSE snowflake_id_internal.snowflake_managed_smallest_id_at(snowflake_id_internal.snowflake_managed_unix_ms(ts),
+                                                          snowflake_id_internal.snowflake_managed_unix_ms(snowflake_id_internal.snowflake_managed_epoch()),
+                                                          snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                          snowflake_id_internal.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
     'the smallest ID of the millisecond holding an instant, with this database''s layout';
@@ -1915,14 +2039,14 @@ CREATE OR REPLACE FUNCTION snowflake_id_span(span interval) RETURNS bigint
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.>=) 0.001::numeric
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric
                  OPERATOR(pg_catalog.<=) (9223372036854775807::bigint OPERATOR(pg_catalog.>>)
-                                          (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
-                                           @extschema@.snowflake_managed_sequence_bits()))::numeric
+                                          (snowflake_id_internal.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
+                                           snowflake_id_internal.snowflake_managed_sequence_bits()))::numeric
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.<=) 9223372036854.775807::numeric
             THEN (EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric)::bigint
-                 OPERATOR(pg_catalog.<<) (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
-                                          @extschema@.snowflake_managed_sequence_bits())
-        ELSE snowflake_id_managed.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
-                                                        @extschema@.snowflake_managed_sequence_bits())
+                 OPERATOR(pg_catalog.<<) (snowflake_id_internal.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
+                                          snowflake_id_internal.snowflake_managed_sequence_bits())
+        ELSE snowflake_id_internal.snowflake_managed_span_refusal(NULL::bigint, span, snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                        snowflake_id_internal.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS
     'how many IDs of one worker''s numbering a span of time covers, with this database''s layout';
@@ -1947,8 +2071,8 @@ COMMENT ON FUNCTION snowflake_id_span(interval) IS
 CREATE OR REPLACE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL THEN NULL
-                ELSE ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-                         @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts
+                ELSE ROW(snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+                         snowflake_id_internal.snowflake_sequence(id))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint) IS
     'the instant, worker id and sequence of a snowflake ID, with this server''s layout';
@@ -1957,9 +2081,9 @@ CREATE OR REPLACE FUNCTION snowflake_decode(id bigint, epoch timestamptz, worker
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN id IS NULL OR epoch IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL THEN NULL
-                ELSE ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-                         @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-                         @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
+                ELSE ROW(snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+                         snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+                         snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts
            END;
 COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
     'the instant, worker id and sequence of a snowflake ID made with the given epoch and bit split';
@@ -1970,14 +2094,14 @@ COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, integer, integer) IS
 -- not these.
 CREATE OR REPLACE FUNCTION snowflake_decode_fields(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN ROW(@extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-               @extschema@.snowflake_sequence(id))::@extschema@.snowflake_parts;
+    RETURN ROW(snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+               snowflake_id_internal.snowflake_sequence(id))::@extschema@.snowflake_parts;
 CREATE OR REPLACE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ROW(@extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
+    RETURN ROW(snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits))::@extschema@.snowflake_parts;
 
 -- The set-returning twins of snowflake_decode, one row each. PostgreSQL
 -- inlines an SQL function in FROM only if it returns a set; the extension's
@@ -1987,16 +2111,16 @@ CREATE OR REPLACE FUNCTION snowflake_decode_fields(id bigint, epoch timestamptz,
 CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint) RETURNS SETOF snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT @extschema@.snowflake_timestamp(id), @extschema@.snowflake_worker_id(id),
-               @extschema@.snowflake_sequence(id);
+        SELECT snowflake_id_internal.snowflake_timestamp(id), snowflake_id_internal.snowflake_worker_id(id),
+               snowflake_id_internal.snowflake_sequence(id);
     END;
 CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS SETOF snowflake_parts
     LANGUAGE sql IMMUTABLE PARALLEL SAFE ROWS 1
     BEGIN ATOMIC
-        SELECT @extschema@.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
-               @extschema@.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
+        SELECT snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits),
+               snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
     END;
 
 -- ==== sql/managed/text_forms.sql ====
@@ -2021,7 +2145,7 @@ CREATE OR REPLACE FUNCTION snowflake_decode_rows(id bigint, epoch timestamptz, w
 -- escaped, \t \n \r \0, and any other character as \u{hex}; ASCII in any
 -- database encoding, and no Unicode table that a new release would change.
 -- Every operator named by schema: a body bound when it is created.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_quoted_char(c text) RETURNS text
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_quoted_char(c text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN ''''::text OPERATOR(pg_catalog.||) CASE
         WHEN pg_catalog.ascii(c) OPERATOR(pg_catalog.=) 0 THEN '\0'::text
@@ -2037,7 +2161,7 @@ CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_quoted_char(c 
 -- Reads text of a form (62 or 32) as core's id_text::decode: every character
 -- checked before the length, a hyphen only between two base32 symbols, the
 -- first problem raised with its SQLSTATE, HINT and a DETAIL quoting the text.
-CREATE OR REPLACE FUNCTION snowflake_id_managed.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -2081,7 +2205,7 @@ BEGIN
             RAISE EXCEPTION USING
                 ERRCODE = '22P02',
                 MESSAGE = format('snowflake_id: invalid character %s at position %s in %s text',
-                                 snowflake_id_managed.snowflake_managed_quoted_char(c), bad, name),
+                                 snowflake_id_internal.snowflake_managed_quoted_char(c), bad, name),
                 DETAIL = detail, HINT = hint;
         END IF;
         symbols := symbols + 1;
@@ -2117,7 +2241,7 @@ CREATE OR REPLACE FUNCTION snowflake_to_base62(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog./) 839299365868340224::bigint) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
@@ -2147,7 +2271,7 @@ CREATE OR REPLACE FUNCTION snowflake_to_base32(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog.>>) 60) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
@@ -2210,7 +2334,7 @@ CREATE OR REPLACE FUNCTION snowflake_from_base62(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 9, 1))))::bigint OPERATOR(pg_catalog.*) 13537086546263552::bigint)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122230000000000002425262728292a2b2c2d2e2f303132333435363738393a3b3c3d0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 10, 1))))::bigint OPERATOR(pg_catalog.*) 839299365868340224::bigint)
-        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 62)
+        ELSE snowflake_id_internal.snowflake_managed_from_text(text, 62)
     END;
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the ID base62 text stands for';
 
@@ -2245,7 +2369,7 @@ CREATE OR REPLACE FUNCTION snowflake_from_base32(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 11, 1))))::bigint OPERATOR(pg_catalog.<<) 55)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 12, 1))))::bigint OPERATOR(pg_catalog.<<) 60)
-        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 32)
+        ELSE snowflake_id_internal.snowflake_managed_from_text(text, 32)
     END;
 COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text stands for (any case, I and L as 1, O as 0, hyphens between symbols)';
 
@@ -2254,8 +2378,12 @@ COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text
 -- something here, under the native names and types, so that a dashboard
 -- query works on both editions. Not here: what needs shared memory (started_at,
 -- counters since start, the durable mark and its LSN, the keeper, leases);
--- docs/managed.md lists them.
-CREATE OR REPLACE FUNCTION snowflake_id_status() RETURNS TABLE (
+-- docs/managed.md lists them. The implementation is in
+-- snowflake_id_internal, where the view (below) and the entry point in the
+-- extension's schema call it: a body that called the one in the extension's
+-- schema would be created again from its text by pg_dump and pg_upgrade,
+-- where a look-alike beside it could make the call "not unique".
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_id_status() RETURNS TABLE (
     worker_id bigint,
     worker_bits integer,
     sequence_bits integer,
@@ -2272,14 +2400,14 @@ CREATE OR REPLACE FUNCTION snowflake_id_status() RETURNS TABLE (
     SET search_path = pg_catalog, pg_temp
     AS $body$
 DECLARE
-    cfg snowflake_id_managed_lock.snowflake_managed_config := snowflake_id_managed.snowflake_managed_live();
-    stored snowflake_id_managed_lock.snowflake_managed_config;
-    last bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_managed_state.snowflake_managed_counter'));
+    cfg snowflake_id_private.snowflake_managed_config := snowflake_id_internal.snowflake_managed_live();
+    stored snowflake_id_private.snowflake_managed_config;
+    last bigint := pg_catalog.pg_sequence_last_value(pg_catalog.to_regclass('snowflake_id_state.snowflake_managed_counter'));
     now_ms numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric * 1000;
 BEGIN
     IF cfg.worker_id IS NULL THEN
         -- No worker id in force: the layout the owner has set so far.
-        SELECT * INTO stored FROM snowflake_id_managed_lock.snowflake_managed_config;
+        SELECT * INTO stored FROM snowflake_id_private.snowflake_managed_config;
         IF FOUND THEN
             cfg := stored;
         END IF;
@@ -2289,35 +2417,35 @@ BEGIN
     sequence_bits := coalesce(cfg.sequence_bits, 12);
     epoch := coalesce(cfg.epoch, '2025-01-01 00:00:00+00');
     wall_clock := pg_catalog.to_timestamp(pg_catalog.floor(now_ms) / 1000);
-    max_drift_ms := snowflake_id_managed.snowflake_managed_max_drift_ms();
+    max_drift_ms := snowflake_id_internal.snowflake_managed_max_drift_ms();
     in_recovery := pg_catalog.pg_is_in_recovery();
     IF last IS NOT NULL AND worker_id IS NOT NULL THEN
-        last_id := snowflake_id_managed.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
+        last_id := snowflake_id_internal.snowflake_managed_compose(last, cfg.worker_id, worker_bits, sequence_bits);
         logical_clock := epoch + pg_catalog.make_interval(secs => (last >> sequence_bits) / 1000.0);
         drift_ms := greatest(0, (last >> sequence_bits)
                                 - (pg_catalog.floor(now_ms) - pg_catalog.date_part('epoch', epoch)::numeric * 1000)::bigint);
     END IF;
     problem := CASE
         WHEN in_recovery THEN 'snowflake_id: this server is a standby (in recovery); IDs are issued by the primary'
-        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n)'
+        WHEN worker_id IS NULL THEN 'snowflake_id: no worker id is set for this database; the extension''s owner runs SELECT snowflake_id_internal.snowflake_set_worker_id(n)'
         -- A restored dump (a copy) carries its source's worker id: two
         -- databases issuing with one collide, and nothing else notices.
         -- The database's oid alone misses a restore into another cluster
         -- whose database got the same oid (fresh clusters hand out the same
         -- ones): the cluster's system identifier too, where both are known.
-        WHEN (SELECT c.set_in FROM snowflake_id_managed_lock.snowflake_managed_config c)
+        WHEN (SELECT c.set_in FROM snowflake_id_private.snowflake_managed_config c)
              IS DISTINCT FROM (SELECT d.oid FROM pg_catalog.pg_database d
                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-             OR (SELECT c.set_on FROM snowflake_id_managed_lock.snowflake_managed_config c)
-                OPERATOR(pg_catalog.<>) snowflake_id_managed.snowflake_managed_system_id()
-            THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_managed.snowflake_set_worker_id(n), or the same again to confirm it',
+             OR (SELECT c.set_on FROM snowflake_id_private.snowflake_managed_config c)
+                OPERATOR(pg_catalog.<>) snowflake_id_internal.snowflake_managed_system_id()
+            THEN pg_catalog.format('snowflake_id: worker id %s was set in another database (this one was restored from a dump of it, or copied): if that one still issues IDs, the two collide; the extension''s owner gives this one its own with SELECT snowflake_id_internal.snowflake_set_worker_id(n), or the same again to confirm it',
                                    worker_id)
         -- The worker id in force is not the configuration's (a change whose
         -- commit failed after the switch, or made by an earlier version that
         -- switched before the commit and was rolled back).
-        WHEN (SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c) IS DISTINCT FROM worker_id
-            THEN pg_catalog.format('snowflake_id: worker id %s is in force, but the configuration says %s: the extension''s owner runs SELECT snowflake_id_managed.snowflake_set_worker_id(n) with the right one',
-                                   worker_id, coalesce((SELECT c.worker_id FROM snowflake_id_managed_lock.snowflake_managed_config c)::pg_catalog.text, 'none'))
+        WHEN (SELECT c.worker_id FROM snowflake_id_private.snowflake_managed_config c) IS DISTINCT FROM worker_id
+            THEN pg_catalog.format('snowflake_id: worker id %s is in force, but the configuration says %s: the extension''s owner runs SELECT snowflake_id_internal.snowflake_set_worker_id(n) with the right one',
+                                   worker_id, coalesce((SELECT c.worker_id FROM snowflake_id_private.snowflake_managed_config c)::pg_catalog.text, 'none'))
         WHEN drift_ms > max_drift_ms THEN pg_catalog.format(
             'snowflake_id: IDs are %s ms ahead of the clock, more than max_drift (%s ms): the clock was set back, or snowflake_advance_past() moved the generator ahead; new IDs carry the later time until the clock catches up',
             drift_ms, max_drift_ms)
@@ -2325,6 +2453,26 @@ BEGIN
     RETURN NEXT;
 END
 $body$;
+
+CREATE OR REPLACE FUNCTION snowflake_id_status() RETURNS TABLE (
+    worker_id bigint,
+    worker_bits integer,
+    sequence_bits integer,
+    epoch timestamptz,
+    last_id bigint,
+    logical_clock timestamptz,
+    wall_clock timestamptz,
+    drift_ms bigint,
+    max_drift_ms bigint,
+    in_recovery boolean,
+    problem text
+)
+    LANGUAGE sql VOLATILE PARALLEL SAFE ROWS 1
+    BEGIN ATOMIC
+        SELECT s.worker_id, s.worker_bits, s.sequence_bits, s.epoch, s.last_id, s.logical_clock, s.wall_clock,
+               s.drift_ms, s.max_drift_ms, s.in_recovery, s.problem
+          FROM snowflake_id_internal.snowflake_id_status() s;
+    END;
 
 -- The view has every column of the native one, those that mean nothing
 -- here NULL (lease_state 'none', as native without a registry), after the
@@ -2350,7 +2498,7 @@ CREATE OR REPLACE VIEW snowflake_id_status AS
            NULL::pg_catalog.timestamptz AS lease_ceiling,
            NULL::pg_catalog.timestamptz AS lease_renewed_at,
            NULL::pg_catalog.text AS registry_error
-      FROM @extschema@.snowflake_id_status() s;
+      FROM snowflake_id_internal.snowflake_id_status() s;
 COMMENT ON VIEW snowflake_id_status IS
     'snowflake_id generator (managed edition): layout, worker id, logical vs wall clock';
 GRANT SELECT ON snowflake_id_status TO PUBLIC;
@@ -2366,7 +2514,7 @@ GRANT SELECT ON snowflake_id_status TO PUBLIC;
 -- script grants none (what it means for every role it grants to PUBLIC, or
 -- revokes from PUBLIC, itself). The schemas are stripped as they are made
 -- (snowflake_managed_strip_schema), the relations of
--- snowflake_id_managed_lock and snowflake_id_managed_state too
+-- snowflake_id_private and snowflake_id_state too
 -- (snowflake_managed_strip_relation). No check inside the internal
 -- SECURITY DEFINER functions could stand in for this: current_user there is
 -- the owner whoever called them.
@@ -2377,7 +2525,7 @@ BEGIN
     FOR r IN
         SELECT DISTINCT p.oid::pg_catalog.regprocedure::pg_catalog.text AS fn, a.grantee
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.regnamespace::pg_catalog.oid
+         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.regnamespace::pg_catalog.oid
                 OR p.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
                     '@extschema@.snowflake_set_worker_id(integer)'::pg_catalog.regprocedure,
                     '@extschema@.snowflake_set_layout(timestamp with time zone, integer, integer)'::pg_catalog.regprocedure,
@@ -2398,7 +2546,7 @@ $privileges$;
 -- one). The counter, the generation and the offset need no mark: they are
 -- not the extension's (generator.sql, snowflake_managed_state_ensure), so
 -- pg_dump dumps them, with their values, as the owner's own sequences.
-SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass, '');
 
 DO $kept$
 DECLARE
@@ -2406,20 +2554,20 @@ DECLARE
     suffix pg_catalog.text := pg_catalog.current_setting('snowflake_id_managed.previous');
 BEGIN
     EXECUTE pg_catalog.format('SELECT c.worker_id, c.epoch, c.worker_bits, c.sequence_bits FROM %I.snowflake_managed_config c',
-                              'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix) INTO cfg;
+                              'snowflake_id_internal_previous_' OPERATOR(pg_catalog.||) suffix) INTO cfg;
     IF cfg.epoch IS NOT NULL THEN
-        PERFORM snowflake_id_managed.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
+        PERFORM snowflake_id_internal.snowflake_set_layout(cfg.epoch, cfg.worker_bits, cfg.sequence_bits);
         IF cfg.worker_id IS NOT NULL THEN
-            PERFORM snowflake_id_managed.snowflake_set_worker_id(cfg.worker_id);
+            PERFORM snowflake_id_internal.snowflake_set_worker_id(cfg.worker_id);
         END IF;
     END IF;
-    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_previous_' OPERATOR(pg_catalog.||) suffix);
-    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_managed_lock_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_internal_previous_' OPERATOR(pg_catalog.||) suffix);
+    EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', 'snowflake_id_private_previous_' OPERATOR(pg_catalog.||) suffix);
 END
 $kept$;
 DO $narrow$
 BEGIN
-    RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_managed_state)'
+    RAISE NOTICE 'snowflake_id: every role may still draw IDs, as with 0.7.0 (PUBLIC keeps its privileges on schema snowflake_id_state)'
         USING HINT = 'To keep drawing to the roles that need it, revoke them from PUBLIC and grant them to those roles (docs/managed.md, "Drawing roles").';
 END
 $narrow$;

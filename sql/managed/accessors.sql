@@ -9,9 +9,10 @@
 -- index or partition key gives constants) it folds everything derived from
 -- the layout into constants, and what is left per row is a shift, a mask and
 -- a comparison or two. SQL-standard bodies, parsed once at CREATE with the
--- install's search_path, so they name @extschema@ and pg_catalog for every
--- function, operator and type, with exact argument types: nothing another
--- role creates later is ever called in their place.
+-- install's search_path, so they name snowflake_id_internal and pg_catalog
+-- for every function, operator and type, with exact argument types, and
+-- never call a function of the extension's schema: nothing another role
+-- creates later, there or anywhere, is ever called in their place.
 --
 -- Not STRICT, unlike the native functions, and this is the one label that
 -- differs: PostgreSQL inlines a STRICT SQL function only if its body is
@@ -25,12 +26,12 @@
 -- condition tests, so that the planner never folds a raise whose condition
 -- it cannot decide into a plan-time error.
 
--- The helpers live in snowflake_id_managed (generator.sql: only the owner
+-- The helpers live in snowflake_id_internal (schemas.sql: only the owner
 -- creates there): the PL/pgSQL ones call each other by name when they run,
 -- and a look-alike with a defaulted argument beside them in the extension's
--- schema (public, often) would make those calls "not unique". The three
--- layout functions stay beside the accessors: the configuration rewrites
--- them there, and only SQL-standard bodies (bound at CREATE) call them.
+-- schema (public, often) would make those calls "not unique". So are the
+-- three layout functions (layout.sql) and the implementations of the
+-- accessors, below.
 
 -- Errors, worded as the native edition's (src/refusal.rs, core/src/error.rs).
 -- The first argument only carries the type of the arm that calls them; the
@@ -39,7 +40,7 @@
 -- arguments are all constants when it plans, and an arm's call must not be
 -- evaluated before the earlier arms' conditions (a NULL ID with a constant
 -- bad layout is NULL, not an error).
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_layout_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                  sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -52,7 +53,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_negative_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                    sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -66,7 +67,7 @@ $$;
 
 -- An ID whose instant, the epoch's Unix ms + the tick, PostgreSQL cannot
 -- hold. The native edition adds with saturation and names the sum.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_time_refusal(result anyelement, id bigint, epoch timestamptz, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -74,14 +75,14 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp out of range: %s ms after 1970',
-                                    LEAST(snowflake_id_managed.snowflake_managed_unix_ms(epoch)::numeric
+                                    LEAST(snowflake_id_internal.snowflake_managed_unix_ms(epoch)::numeric
                                           + (id >> (worker_bits + sequence_bits))::numeric,
                                           9223372036854775807::numeric)),
         HINT = 'The epoch given to snowflake_decode() puts this ID outside PostgreSQL''s timestamp range.';
 END
 $$;
 
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_infinity_refusal(result anyelement, ts timestamptz) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -95,7 +96,7 @@ $$;
 -- Unix milliseconds as the native edition writes them in messages (chrono's
 -- RFC 3339 with milliseconds: 2094-09-07T15:47:35.551Z, +10000-01-01T...
 -- past year 9999, and the bare number past chrono's last year, 262142).
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_format_ms(unix_ms bigint) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -106,13 +107,13 @@ BEGIN
         RETURN unix_ms::text || ' ms after 1970';
     END IF;
     RETURN CASE WHEN unix_ms >= 253402300800000 THEN '+' ELSE '' END
-           || to_char(snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
+           || to_char(snowflake_id_internal.snowflake_managed_timestamptz_of(unix_ms) AT TIME ZONE 'UTC',
                       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 END
 $$;
 
 -- An instant past the layout's end (snowflake_from_timestamp).
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_past_end_refusal(result anyelement, unix_ms bigint, epoch_ms bigint,
                                                    node_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -120,8 +121,8 @@ BEGIN
     RAISE EXCEPTION USING
         ERRCODE = '22008',
         MESSAGE = pg_catalog.format('snowflake_id: timestamp %s is past the last one this layout can encode (%s)',
-                                    snowflake_id_managed.snowflake_managed_format_ms(unix_ms),
-                                    snowflake_id_managed.snowflake_managed_format_ms(LEAST(
+                                    snowflake_id_internal.snowflake_managed_format_ms(unix_ms),
+                                    snowflake_id_internal.snowflake_managed_format_ms(LEAST(
                                         epoch_ms::numeric + (9223372036854775807 >> node_bits)::numeric,
                                         9223372036854775807::numeric)::bigint)),
         HINT = 'Instants past the layout''s end have no ID; a later snowflake_id.epoch moves the end.';
@@ -132,7 +133,7 @@ $$;
 -- then a span that is not whole milliseconds (or overflows microseconds),
 -- then one outside 1 ms .. the layout's last tick. Called only when the
 -- inlined test of a valid span fails; a valid span gets its value here too.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_span_refusal(result anyelement, span interval, worker_bits integer,
                                                sequence_bits integer) RETURNS anyelement
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
@@ -180,7 +181,7 @@ $$;
 -- An instant as the native edition reads one: Unix milliseconds, rounded
 -- down (the epoch's microseconds are dropped), infinity as the extreme
 -- microsecond counts divided the same way. Exact: numeric, not float.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_unix_ms(ts timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz THEN 9224318721654775::bigint
@@ -195,7 +196,7 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_unix_ms(ts timestamptz) R
 -- the last instants still fit a bigint), as two products of an interval and
 -- a number below 2^53, so no float rounding; timestamp arithmetic and a
 -- zero offset, which are IMMUTABLE where timestamptz + interval is not.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_timestamptz_of(unix_ms bigint) RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN pg_catalog.timezone('00:00'::pg_catalog.interval,
         ('2000-01-01 00:00:00'::pg_catalog.timestamp
@@ -206,10 +207,17 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_timestamptz_of(unix_ms bi
                                 OPERATOR(pg_catalog.*) ((unix_ms OPERATOR(pg_catalog.-) 946684800000::bigint)
                                                         OPERATOR(pg_catalog.>>) 32)::pg_catalog.float8));
 
+-- The implementations, in snowflake_id_internal (only the owner creates
+-- there): the decoders of sql/install/decode.sql, shared with the native
+-- edition, call these by exact signature, so that a look-alike planted in
+-- the extension's schema cannot make their bodies "not unique" when
+-- pg_dump or pg_upgrade creates them again from their text. The functions
+-- in the extension's schema (below) are entry points calling these.
+--
 -- The explicit-layout forms: IMMUTABLE, for expression indexes, generated
 -- columns and partition keys. Checks in the native order: the layout, then
 -- the sign, then the instant.
-CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS timestamptz
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -217,21 +225,21 @@ CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
         -- PostgreSQL's range, -210866803200000 .. 9224318016000000 (excluded)
         -- in Unix ms, as bounds on the tick: no addition that can overflow.
         WHEN (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
+                 OPERATOR(pg_catalog.>=) (9224318016000000::bigint OPERATOR(pg_catalog.-) snowflake_id_internal.snowflake_managed_unix_ms(epoch))
              OR (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_managed.snowflake_managed_unix_ms(epoch))
-            THEN snowflake_id_managed.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
-        ELSE snowflake_id_managed.snowflake_managed_timestamptz_of(snowflake_id_managed.snowflake_managed_unix_ms(epoch)
+                 OPERATOR(pg_catalog.<) ((-210866803200000)::bigint OPERATOR(pg_catalog.-) snowflake_id_internal.snowflake_managed_unix_ms(epoch))
+            THEN snowflake_id_internal.snowflake_managed_time_refusal(NULL::pg_catalog.timestamptz, id, epoch, worker_bits, sequence_bits)
+        ELSE snowflake_id_internal.snowflake_managed_timestamptz_of(snowflake_id_internal.snowflake_managed_unix_ms(epoch)
                  OPERATOR(pg_catalog.+) (id OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)))
     END;
 
-CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -239,14 +247,14 @@ CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits in
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE ((id OPERATOR(pg_catalog.>>) sequence_bits)
               OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) worker_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
-CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+CREATE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
     RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
@@ -254,47 +262,74 @@ CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits int
         WHEN worker_bits OPERATOR(pg_catalog.<) 0 OR worker_bits OPERATOR(pg_catalog.>) 22
              OR sequence_bits OPERATOR(pg_catalog.<) 0 OR sequence_bits OPERATOR(pg_catalog.>) 22
              OR (worker_bits OPERATOR(pg_catalog.+) sequence_bits) OPERATOR(pg_catalog.>) 22
-            THEN snowflake_id_managed.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_layout_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         WHEN id OPERATOR(pg_catalog.<) 0::bigint
-            THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
+            THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::integer, id, epoch, worker_bits, sequence_bits)
         ELSE (id OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) sequence_bits) OPERATOR(pg_catalog.-) 1::bigint))::integer
     END;
 
 -- The server-layout forms: the explicit ones with this database's layout.
 -- STABLE as in the native edition (there a restart may change the layout;
 -- here snowflake_set_layout may, before the first ID).
+CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_timestamp(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                      snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                      snowflake_id_internal.snowflake_managed_sequence_bits());
+
+CREATE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_worker_id(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                      snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                      snowflake_id_internal.snowflake_managed_sequence_bits());
+
+CREATE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_sequence(id, snowflake_id_internal.snowflake_managed_epoch(),
+                                                     snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                     snowflake_id_internal.snowflake_managed_sequence_bits());
+
+-- The entry points applications call, in the extension's schema: each one
+-- call of its implementation above, bound when created (SQL-standard
+-- bodies, no SET clause), so that the planner inlines the entry point and
+-- then the implementation, and decoding costs what it did with the bodies
+-- here.
+CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_timestamp(id, epoch, worker_bits, sequence_bits);
+CREATE FUNCTION snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_worker_id(id, epoch, worker_bits, sequence_bits);
+CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN snowflake_id_internal.snowflake_sequence(id, epoch, worker_bits, sequence_bits);
 CREATE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_timestamp(id, @extschema@.snowflake_managed_epoch(),
-                                           @extschema@.snowflake_managed_worker_bits(),
-                                           @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_timestamp(id);
 COMMENT ON FUNCTION snowflake_timestamp(bigint) IS 'the instant of the millisecond an ID was made in';
-
 CREATE FUNCTION snowflake_worker_id(id bigint) RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_worker_id(id, @extschema@.snowflake_managed_epoch(),
-                                           @extschema@.snowflake_managed_worker_bits(),
-                                           @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_worker_id(id);
 COMMENT ON FUNCTION snowflake_worker_id(bigint) IS 'the worker id that made an ID';
-
 CREATE FUNCTION snowflake_sequence(id bigint) RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN @extschema@.snowflake_sequence(id, @extschema@.snowflake_managed_epoch(),
-                                          @extschema@.snowflake_managed_worker_bits(),
-                                          @extschema@.snowflake_managed_sequence_bits());
+    RETURN snowflake_id_internal.snowflake_sequence(id);
 COMMENT ON FUNCTION snowflake_sequence(bigint) IS 'an ID''s number within its millisecond';
 
 -- The smallest ID of the millisecond holding unix_ms in a layout (core's
 -- Layout::smallest_id_at): 0 before the epoch, an error past the layout's
 -- end. unix_ms is finite and within PostgreSQL's range, epoch_ms any.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_smallest_id_at(unix_ms bigint, epoch_ms bigint, worker_bits integer,
                                                  sequence_bits integer) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<=) 0::bigint THEN 0::bigint
         WHEN (unix_ms OPERATOR(pg_catalog.-) epoch_ms)
              OPERATOR(pg_catalog.>) (9223372036854775807::bigint OPERATOR(pg_catalog.>>) (worker_bits OPERATOR(pg_catalog.+) sequence_bits))
-            THEN snowflake_id_managed.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
+            THEN snowflake_id_internal.snowflake_managed_past_end_refusal(NULL::bigint, unix_ms, epoch_ms,
                                                                 worker_bits OPERATOR(pg_catalog.+) sequence_bits)
         ELSE (unix_ms OPERATOR(pg_catalog.-) epoch_ms) OPERATOR(pg_catalog.<<) (worker_bits OPERATOR(pg_catalog.+) sequence_bits)
     END;
@@ -305,11 +340,11 @@ CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
         WHEN ts IS NULL THEN NULL::bigint
         WHEN ts OPERATOR(pg_catalog.=) '-infinity'::pg_catalog.timestamptz THEN 0::bigint
         WHEN ts OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz
-            THEN snowflake_id_managed.snowflake_managed_infinity_refusal(NULL::bigint, ts)
-        ELSE snowflake_id_managed.snowflake_managed_smallest_id_at(snowflake_id_managed.snowflake_managed_unix_ms(ts),
-                                                          snowflake_id_managed.snowflake_managed_unix_ms(@extschema@.snowflake_managed_epoch()),
-                                                          @extschema@.snowflake_managed_worker_bits(),
-                                                          @extschema@.snowflake_managed_sequence_bits())
+            THEN snowflake_id_internal.snowflake_managed_infinity_refusal(NULL::bigint, ts)
+        ELSE snowflake_id_internal.snowflake_managed_smallest_id_at(snowflake_id_internal.snowflake_managed_unix_ms(ts),
+                                                          snowflake_id_internal.snowflake_managed_unix_ms(snowflake_id_internal.snowflake_managed_epoch()),
+                                                          snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                          snowflake_id_internal.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS
     'the smallest ID of the millisecond holding an instant, with this database''s layout';
@@ -330,14 +365,14 @@ CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.>=) 0.001::numeric
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric
                  OPERATOR(pg_catalog.<=) (9223372036854775807::bigint OPERATOR(pg_catalog.>>)
-                                          (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
-                                           @extschema@.snowflake_managed_sequence_bits()))::numeric
+                                          (snowflake_id_internal.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
+                                           snowflake_id_internal.snowflake_managed_sequence_bits()))::numeric
              AND EXTRACT(epoch FROM span) OPERATOR(pg_catalog.<=) 9223372036854.775807::numeric
             THEN (EXTRACT(epoch FROM span) OPERATOR(pg_catalog.*) 1000::numeric)::bigint
-                 OPERATOR(pg_catalog.<<) (@extschema@.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
-                                          @extschema@.snowflake_managed_sequence_bits())
-        ELSE snowflake_id_managed.snowflake_managed_span_refusal(NULL::bigint, span, @extschema@.snowflake_managed_worker_bits(),
-                                                        @extschema@.snowflake_managed_sequence_bits())
+                 OPERATOR(pg_catalog.<<) (snowflake_id_internal.snowflake_managed_worker_bits() OPERATOR(pg_catalog.+)
+                                          snowflake_id_internal.snowflake_managed_sequence_bits())
+        ELSE snowflake_id_internal.snowflake_managed_span_refusal(NULL::bigint, span, snowflake_id_internal.snowflake_managed_worker_bits(),
+                                                        snowflake_id_internal.snowflake_managed_sequence_bits())
     END;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS
     'how many IDs of one worker''s numbering a span of time covers, with this database''s layout';

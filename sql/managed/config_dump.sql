@@ -5,4 +5,4 @@
 -- one). The counter, the generation and the offset need no mark: they are
 -- not the extension's (generator.sql, snowflake_managed_state_ensure), so
 -- pg_dump dumps them, with their values, as the owner's own sequences.
-SELECT pg_catalog.pg_extension_config_dump('snowflake_id_managed_lock.snowflake_managed_config'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_id_private.snowflake_managed_config'::pg_catalog.regclass, '');

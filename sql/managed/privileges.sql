@@ -8,7 +8,7 @@
 -- script grants none (what it means for every role it grants to PUBLIC, or
 -- revokes from PUBLIC, itself). The schemas are stripped as they are made
 -- (snowflake_managed_strip_schema), the relations of
--- snowflake_id_managed_lock and snowflake_id_managed_state too
+-- snowflake_id_private and snowflake_id_state too
 -- (snowflake_managed_strip_relation). No check inside the internal
 -- SECURITY DEFINER functions could stand in for this: current_user there is
 -- the owner whoever called them.
@@ -19,7 +19,7 @@ BEGIN
     FOR r IN
         SELECT DISTINCT p.oid::pg_catalog.regprocedure::pg_catalog.text AS fn, a.grantee
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_managed'::pg_catalog.regnamespace::pg_catalog.oid
+         WHERE (p.pronamespace OPERATOR(pg_catalog.=) 'snowflake_id_internal'::pg_catalog.regnamespace::pg_catalog.oid
                 OR p.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
                     '@extschema@.snowflake_set_worker_id(integer)'::pg_catalog.regprocedure,
                     '@extschema@.snowflake_set_layout(timestamp with time zone, integer, integer)'::pg_catalog.regprocedure,

@@ -19,7 +19,7 @@
 -- escaped, \t \n \r \0, and any other character as \u{hex}; ASCII in any
 -- database encoding, and no Unicode table that a new release would change.
 -- Every operator named by schema: a body bound when it is created.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_quoted_char(c text) RETURNS text
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_quoted_char(c text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN ''''::text OPERATOR(pg_catalog.||) CASE
         WHEN pg_catalog.ascii(c) OPERATOR(pg_catalog.=) 0 THEN '\0'::text
@@ -35,7 +35,7 @@ CREATE FUNCTION snowflake_id_managed.snowflake_managed_quoted_char(c text) RETUR
 -- Reads text of a form (62 or 32) as core's id_text::decode: every character
 -- checked before the length, a hyphen only between two base32 symbols, the
 -- first problem raised with its SQLSTATE, HINT and a DETAIL quoting the text.
-CREATE FUNCTION snowflake_id_managed.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
+CREATE FUNCTION snowflake_id_internal.snowflake_managed_from_text(text text, radix integer) RETURNS bigint
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -79,7 +79,7 @@ BEGIN
             RAISE EXCEPTION USING
                 ERRCODE = '22P02',
                 MESSAGE = format('snowflake_id: invalid character %s at position %s in %s text',
-                                 snowflake_id_managed.snowflake_managed_quoted_char(c), bad, name),
+                                 snowflake_id_internal.snowflake_managed_quoted_char(c), bad, name),
                 DETAIL = detail, HINT = hint;
         END IF;
         symbols := symbols + 1;
@@ -115,7 +115,7 @@ CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog./) 839299365868340224::bigint) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text,
@@ -145,7 +145,7 @@ CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN id IS NULL THEN NULL::pg_catalog.text
-        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_managed.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
+        WHEN id OPERATOR(pg_catalog.<) 0::bigint THEN snowflake_id_internal.snowflake_managed_negative_refusal(NULL::pg_catalog.text, id, NULL::pg_catalog.timestamptz, NULL::integer, NULL::integer)
         ELSE pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
                  ((id OPERATOR(pg_catalog.>>) 60) OPERATOR(pg_catalog.+) 1::bigint)::integer, 1)
              OPERATOR(pg_catalog.||) pg_catalog.substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text,
@@ -208,7 +208,7 @@ CREATE FUNCTION snowflake_from_base62(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 9, 1))))::bigint OPERATOR(pg_catalog.*) 13537086546263552::bigint)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122230000000000002425262728292a2b2c2d2e2f303132333435363738393a3b3c3d0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 10, 1))))::bigint OPERATOR(pg_catalog.*) 839299365868340224::bigint)
-        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 62)
+        ELSE snowflake_id_internal.snowflake_managed_from_text(text, 62)
     END;
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the ID base62 text stands for';
 
@@ -243,6 +243,6 @@ CREATE FUNCTION snowflake_from_base32(text text) RETURNS bigint
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 11, 1))))::bigint OPERATOR(pg_catalog.<<) 55)
                  OPERATOR(pg_catalog.+) ((pg_catalog.get_byte(pg_catalog.decode('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010203040506070809000000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000000a0b0c0d0e0f101101121301141500161718191a001b1c1d1e1f0000000000'::pg_catalog.text, 'hex'::pg_catalog.text),
                      pg_catalog.ascii(pg_catalog.substr(text, pg_catalog.char_length(text) OPERATOR(pg_catalog.-) 12, 1))))::bigint OPERATOR(pg_catalog.<<) 60)
-        ELSE snowflake_id_managed.snowflake_managed_from_text(text, 32)
+        ELSE snowflake_id_internal.snowflake_managed_from_text(text, 32)
     END;
 COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the ID Crockford base32 text stands for (any case, I and L as 1, O as 0, hyphens between symbols)';
