@@ -20,6 +20,11 @@ know the room. Over LIMIT (450) fails, as a loop does: a room that long
 holds more than one responsibility, and is split along them;
 over LONG (400) is shown, a warning. A `mod.rs` fails too: every folder module
 is `name.rs` beside its folder `name/`, one style in both crates.
+
+The same limit holds for the SQL files a reader takes in as rooms
+(SQL_ROOMS: the native install's fragments and the managed edition's
+files), counted the same way; update scripts are one file per version step
+by PostgreSQL's rule, whatever their length, and are left out.
 """
 import pathlib
 import re
@@ -32,6 +37,7 @@ RANKS = {"pg": 1, "settings": 2, "refusal": 2, "shmem": 3, "mark": 3, "service":
 CRATES = {"src": ROOT / "src", "core": ROOT / "core" / "src"}
 LONG = 400
 LIMIT = 450
+SQL_ROOMS = [ROOT / "sql" / "install", ROOT / "sql" / "managed"]
 
 
 def module_of(crate_dir, path):
@@ -280,6 +286,15 @@ def main():
         if show_edges:
             for a, b in sorted(edges):
                 print(f"   {name(crate, a)} -> {name(crate, b)}")
+    files = sorted(f for d in SQL_ROOMS for f in d.glob("*.sql"))
+    print(f"== sql: {len(files)} install and managed-edition files")
+    for f in files:
+        n = sum(1 for line in f.read_text().splitlines() if line.strip())
+        if n > LIMIT:
+            bad = True
+            print(f"   TOO LONG: {f.relative_to(ROOT)} has {n} non-blank lines (limit {LIMIT})")
+        elif n > LONG:
+            print(f"   long: {f.relative_to(ROOT)} has {n} non-blank lines (over {LONG})")
     sys.exit(1 if bad else 0)
 
 
