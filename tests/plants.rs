@@ -363,31 +363,55 @@ fn restore(cluster: &Cluster, db: &str, plain: bool, file: &Path) {
 }
 
 /// A dump of a database with the extension and the plants, restored into
-/// a fresh database, as a plain script and as pg_restore's archive. (The
-/// dump creates the extension before any function of the database, so its
-/// script meets no plant here: what is restored with them in place is the
-/// extension's configuration tables' rows and the database's own objects,
-/// under the extension's event trigger. A fresh install into a schema that
-/// already has them refuses, naming them: tests/upgrade.rs.)
+/// a fresh database, as a plain script and as pg_restore's archive. The
+/// database is also a registry a node holds a lease from, so that the
+/// extension's configuration tables have rows to restore. (The dump
+/// creates the extension before any function of the database, so its
+/// script meets no plant here: what is restored with them in place is
+/// those rows and the database's own objects, under the extension's event
+/// trigger. A fresh install into a schema that already has them refuses,
+/// naming them: tests/upgrade.rs.)
 #[test]
 fn a_dump_restores_into_a_fresh_database_with_look_alikes_planted() {
-    let cluster = Cluster::preloaded_without_extension(&[WORKER]);
-    cluster.sql("CREATE DATABASE shop");
-    connect_as(&cluster, "postgres", "shop").batch_execute("CREATE EXTENSION snowflake_id").unwrap();
-    let old_max = draw_and_keep(&cluster, "shop");
-    let planted = plant_everywhere(&cluster, "shop");
-    works_with_plants(&cluster, "shop");
+    let registry = Cluster::preloaded_without_extension(&[WORKER]);
+    registry.sql("CREATE EXTENSION snowflake_id");
+    let node = Cluster::leased_node(&registry, "n1", &[]);
+    wait_held(&node);
+    drop(node);
+    let leases = registry.query_i64("SELECT count(*) FROM snowflake_registry_leases");
+    assert!(leases > 0, "the node's lease is not in the registry");
+    let old_max = draw_and_keep(&registry, "postgres");
+    let planted = plant_everywhere(&registry, "postgres");
+    works_with_plants(&registry, "postgres");
 
     let dir = tempfile::tempdir().expect("tempdir");
     for (format, plain) in [("p", true), ("c", false)] {
-        let file = dir.path().join(format!("shop.{format}"));
-        dump(&cluster, "shop", format, &file);
+        let file = dir.path().join(format!("registry.{format}"));
+        dump(&registry, "postgres", format, &file);
         let db = format!("restored_{format}");
-        cluster.sql(&format!("CREATE DATABASE {db}"));
-        restore(&cluster, &db, plain, &file);
-        works_with_plants(&cluster, &db);
-        remove_plants(&cluster, &db, planted);
-        draws_above(&cluster, &db, old_max);
+        registry.sql(&format!("CREATE DATABASE {db}"));
+        restore(&registry, &db, plain, &file);
+        works_with_plants(&registry, &db);
+        let restored = connect_as(&registry, "postgres", &db)
+            .query_one("SELECT count(*) FROM snowflake_registry_leases", &[])
+            .expect("leases")
+            .get::<_, i64>(0);
+        assert_eq!(restored, leases, "the registry's leases were not restored");
+        remove_plants(&registry, &db, planted);
+        draws_above(&registry, &db, old_max);
+    }
+}
+
+/// Waits until `node` holds its lease (30 s at most).
+fn wait_held(node: &Cluster) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let state = node.query_text("SELECT lease_state FROM snowflake_id_status");
+        if state == "held" {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "no lease after 30 s ({state})\n{}", node.log());
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
 
