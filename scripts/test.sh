@@ -23,7 +23,8 @@
 #   PG_MAJORS=15 bash scripts/test.sh     the quick loop: one major (15 needs no
 #                                         server build; any single major works)
 #   PG_MAJORS="15 19" SNOWFLAKE_SKIP="server_lifecycle::pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters \
-#       server_lifecycle::pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_above_the_earlier_ones" \
+#       server_lifecycle::pg_upgrade_of_a_publisher_keeps_its_slot_and_the_subscriber_receives_ids_above_the_earlier_ones \
+#       plants::pg_upgrade_with_look_alikes_planted" \
 #       bash scripts/test.sh              15 and 19 without 18, which pg_upgrade to 19 starts from
 #
 #   PG_MAJORS="15 16 17 18 19"  the majors to test (default: all five)
@@ -276,7 +277,7 @@ declare -A first_weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
     [clients]=12 [blocks]=40 [prerequisites]=1 [history]=110 [citus]=65 [hostile]=60 [text_forms]=10
-    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5)
+    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5 [plants]=15)
 
 # The weight of binary $2 on major $1, by which the binaries of one major
 # are dealt out to its lanes: its seconds on that major when it last ran;
@@ -417,7 +418,8 @@ run_binaries() {
         # (they fail unless SNOWFLAKE_SKIP names them).
         old_bin=""
         local before=$((major - 1))
-        if ((major >= 18)) && [ "$name" = server_lifecycle ] && in_list "$before" "$PG_MAJORS"; then
+        if ((major >= 18)) && { [ "$name" = server_lifecycle ] || [ "$name" = plants ]; } &&
+            in_list "$before" "$PG_MAJORS"; then
             while [ ! -e "$logs/installed-$before" ] && [ ! -e "$logs/install-failed-$before" ] &&
                 ((SECONDS - t0 < 3600)); do
                 kill -0 "$main_pid" 2>/dev/null || return 1
