@@ -105,7 +105,7 @@ BEGIN
 END
 $guard_managed$;
 
--- ==== sql/install/types.sql ====
+-- ==== sql/install/objects_in_the_way.sql ====
 -- Nothing of another role's where CREATE EXTENSION makes the extension's
 -- objects (since 0.5.0). An object of one of their names in @extschema@ makes a
 -- CREATE of this script fail with a bare "already exists", or (a function of
@@ -191,6 +191,7 @@ BEGIN
 END
 $guard$;
 
+-- ==== sql/install/parts_type.sql ====
 -- The fields of a decoded ID: the instant of its millisecond, the worker id
 -- that made it, and its number within that millisecond.
 CREATE TYPE snowflake_parts AS (

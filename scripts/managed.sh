@@ -7,7 +7,7 @@
 #   dist/snowflake_id_plain.sql   creates the same objects in the current
 #                                 schema where there is no pg_tle (Cloud SQL,
 #                                 Azure, Neon)
-# The decoders are the native sql/install/decode.sql (and sql/install/types.sql) verbatim,
+# The decoders are the native sql/install/decode.sql (and sql/install/parts_type.sql) verbatim,
 # over the managed accessors; @extschema@ is what CREATE EXTENSION replaces,
 # and the plain script replaces it with the current schema when it runs.
 # Update scripts for later versions live in sql/managed/updates/ as
@@ -32,7 +32,7 @@ out=${SNOWFLAKE_MANAGED_OUT:-dist}
 # draw (slow path, fast path and its baking), blocks of IDs, the owner's
 # configuration calls, the accessors and text forms (the managed decoders'
 # own files) with the native decoders over them, the status, the privileges.
-parts=(sql/install/types.sql sql/managed/schemas.sql sql/managed/private.sql sql/managed/layout.sql
+parts=(sql/install/objects_in_the_way.sql sql/install/parts_type.sql sql/managed/schemas.sql sql/managed/private.sql sql/managed/layout.sql
     sql/managed/state.sql sql/managed/raise.sql sql/managed/switch.sql sql/managed/draw.sql
     sql/managed/block.sql sql/managed/config.sql sql/managed/accessors.sql sql/install/decode.sql
     sql/managed/text_forms.sql sql/managed/status.sql sql/managed/privileges.sql)
@@ -55,10 +55,10 @@ done
 # schema being installed into.
 this_extension="e.extname::pg_catalog.text OPERATOR(pg_catalog.~) '^(.+[@-])?snowflake_id\$'
          AND e.extnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid"
-# sql/install/types.sql (the native edition's too) finds its extension by its one
+# sql/install/objects_in_the_way.sql (the native edition's too) finds its extension by its one
 # name; the managed scripts find it by the rule above.
 types_lookup="e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name;"
-grep -qF "$types_lookup" sql/install/types.sql || { echo "managed.sh: sql/install/types.sql no longer finds its extension as this script expects" >&2; exit 1; }
+grep -qF "$types_lookup" sql/install/objects_in_the_way.sql || { echo "managed.sh: sql/install/objects_in_the_way.sql no longer finds its extension as this script expects" >&2; exit 1; }
 
 names_of() { # $1: FUNCTION or relation
     local kinds
@@ -203,7 +203,7 @@ script() { # $1: tle or plain
     local text
     for f in "${parts[@]}"; do
         printf -- '-- ==== %s ====\n' "$f"
-        if [ "$f" = sql/install/types.sql ]; then
+        if [ "$f" = sql/install/objects_in_the_way.sql ]; then
             text=$(sed "s/@snowflake_id_version@/$version/g" "$f")
             printf '%s\n' "${text//"$types_lookup"/"$this_extension;"}"
         else
@@ -251,10 +251,10 @@ update_body() { # $1: sql/managed/updates/snowflake_id--FROM--TO.sql
     local line
     while IFS= read -r line || [ -n "$line" ]; do
         if [ "$line" = '-- @snowflake_id_install_in_place@' ]; then
-            # sql/install/types.sql left out: the type is kept, and its guard
+            # sql/install/objects_in_the_way.sql and parts_type.sql left out: the type is kept, and the guard
             # (the native one) counts a composite type's pg_class row,
             # which is no member, as in the way.
-            script tle | awk '/^-- ==== /{skip = ($0 == "-- ==== sql/install/types.sql ====")} !skip' |
+            script tle | awk '/^-- ==== /{skip = ($0 == "-- ==== sql/install/objects_in_the_way.sql ====" || $0 == "-- ==== sql/install/parts_type.sql ====")} !skip' |
                 sed -e 's/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /' -e 's/^CREATE VIEW /CREATE OR REPLACE VIEW /'
         else
             printf '%s\n' "$line"

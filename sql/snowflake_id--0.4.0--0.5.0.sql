@@ -672,14 +672,14 @@ END
 $check$;
 
 -- ============================================================================
--- 5. The status view names the function it reads (sql/install/finalize.sql).
+-- 5. The status view names the function it reads (sql/install/status_view.sql).
 -- ============================================================================
 CREATE OR REPLACE VIEW snowflake_id_status AS SELECT * FROM @extschema@.snowflake_id_status();
 
 -- ============================================================================
 -- 6. Look-alikes already beside the extension's functions. A fresh install
 --    of 0.5.0 refuses to start next to a function of another role under one
---    of its names (sql/install/types.sql); a database that has one since before gets
+--    of its names (sql/install/objects_in_the_way.sql); a database that has one since before gets
 --    a WARNING naming each, rather than a refused security update: the
 --    bodies above no longer call them, but an untyped call of yours may
 --    (snowflake_timestamp(0) calls a planted snowflake_timestamp(integer)).

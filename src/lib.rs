@@ -28,8 +28,9 @@ mod worker;
 
 ::pgrx::pg_module_magic!();
 
-extension_sql_file!("../sql/install/types.sql", name = "types", bootstrap);
-extension_sql_file!("../sql/install/internal_schema.sql", name = "internal_schema", requires = ["types"]);
+extension_sql_file!("../sql/install/objects_in_the_way.sql", name = "objects_in_the_way", bootstrap);
+extension_sql_file!("../sql/install/parts_type.sql", name = "parts_type", requires = ["objects_in_the_way"]);
+extension_sql_file!("../sql/install/internal_schema.sql", name = "internal_schema", requires = ["objects_in_the_way"]);
 extension_sql_file!(
     "../sql/install/library_functions.sql",
     name = "library_functions",
@@ -39,7 +40,7 @@ extension_sql_file!(
     "../sql/install/decode.sql",
     name = "decode",
     requires = [
-        "types",
+        "parts_type",
         "library_functions",
         api::functions::snowflake_timestamp,
         api::functions::snowflake_worker_id,
@@ -71,7 +72,8 @@ extension_sql_file!(
     name = "logical",
     requires = ["internal_schema", api::functions::snowflake_nextval]
 );
-extension_sql_file!("../sql/install/finalize.sql", name = "finalize", finalize);
+extension_sql_file!("../sql/install/status_view.sql", name = "status_view", requires = ["library_functions"]);
+extension_sql_file!("../sql/install/privileges.sql", name = "privileges", finalize);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

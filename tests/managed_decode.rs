@@ -6,7 +6,7 @@
 //!
 //! One server with the native library: the extension in one database, the
 //! managed edition's decode side in another, made from the files the
-//! managed scripts are assembled from (scripts/managed.sh: sql/install/types.sql,
+//! managed scripts are assembled from (scripts/managed.sh: sql/install/parts_type.sql,
 //! sql/managed/layout.sql, accessors.sql, the native sql/install/decode.sql,
 //! text_forms.sql) with `@extschema@` replaced by the schema, as the plain
 //! script does. The server-layout forms are compared in other layouts too:

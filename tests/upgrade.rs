@@ -325,7 +325,7 @@ fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_c
     assert!(e.hint.contains("DROP FUNCTION public.snowflake_timestamp(id integer);"), "{e:?}");
     c.batch_execute("DROP FUNCTION public.snowflake_timestamp(integer); CREATE EXTENSION snowflake_id").unwrap();
 
-    let guard = include_str!("../sql/install/types.sql");
+    let guard = include_str!("../sql/install/objects_in_the_way.sql");
     let names: Vec<String> = c
         .query(
             "WITH members AS (
@@ -346,7 +346,10 @@ fn a_fresh_install_refuses_a_look_alike_in_its_schema_and_checks_every_name_it_c
         .collect();
     assert!(names.len() > 20, "{names:?}");
     for name in names {
-        assert!(guard.contains(&format!("'{name}'")), "{name} is missing from the names sql/install/types.sql checks");
+        assert!(
+            guard.contains(&format!("'{name}'")),
+            "{name} is missing from the names sql/install/objects_in_the_way.sql checks"
+        );
     }
 }
 

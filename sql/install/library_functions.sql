@@ -40,7 +40,7 @@ CREATE OPERATOR snowflake_id_internal.#@# (RIGHTARG = timestamptz, FUNCTION = @e
 CREATE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
     LANGUAGE sql VOLATILE STRICT
     RETURN OPERATOR(snowflake_id_internal.#@#) ts;
--- What the status view (sql/install/finalize.sql) and the cluster check's
+-- What the status view (sql/install/status_view.sql) and the cluster check's
 -- view of the publishers' answers (sql/install/cluster.sql) read.
 CREATE FUNCTION snowflake_id_internal.snowflake_id_status()
     RETURNS TABLE (worker_id bigint, worker_bits integer, sequence_bits integer, epoch timestamptz,
