@@ -1,0 +1,268 @@
+//! Version skew in a fleet: during a rolling update, nodes of the previous
+//! release lease worker ids from a registry of the new one, and nodes of the
+//! new release from a registry of the previous one, side by side in one
+//! namespace. Each kind must take, renew and release its lease and issue
+//! IDs no other node issues.
+//!
+//! Two installations of the major under test: the server under test, with
+//! the new library (`SNOWFLAKE_PG_BIN`), and a copy with the previous
+//! release's (`SNOWFLAKE_PREVIOUS_PG_BIN`, which scripts/test.sh sets to what
+//! `bash scripts/previous_release.sh 15` builds and caches; that script names
+//! the previous release). The registry and the nodes are set up as
+//! docs/fleets.md says, the nodes connecting as a role granted only the
+//! registry's five functions, with a 3 s lease so that renewals come every
+//! few tenths of a second.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{assert_all_above, assert_no_duplicates, assert_strictly_increasing, id_unix_ms, Cluster};
+
+/// The one major scripts/test.sh builds the previous release for (its
+/// PREVIOUS_RELEASE_MAJOR): building it for every major would cost minutes
+/// each.
+const PREVIOUS_MAJOR: u32 = 15;
+
+const LEASE: &str = "snowflake_id.registry_lease = '3s'";
+
+/// The two installations: (previous release, new release) bin directories,
+/// or None when the test is not to run here (said through the common helpers).
+fn installations() -> Option<(String, String)> {
+    if !common::only_on_major(PREVIOUS_MAJOR, "the previous release is built for one major (scripts/test.sh)") {
+        return None;
+    }
+    let previous = match std::env::var("SNOWFLAKE_PREVIOUS_PG_BIN") {
+        Ok(dir) if !dir.is_empty() => dir.trim_end_matches('/').to_string(),
+        _ => {
+            common::cannot_run(
+                "SNOWFLAKE_PREVIOUS_PG_BIN names no installation of the previous release \
+                 (bash scripts/previous_release.sh 15 builds one and prints its bin directory)",
+            );
+            return None;
+        }
+    };
+    assert!(Path::new(&previous).join("pg_ctl").exists(), "SNOWFLAKE_PREVIOUS_PG_BIN={previous} has no pg_ctl");
+    assert_ne!(previous, common::bin(), "the previous release must be another installation than the one under test");
+    let version = |bin: &str| {
+        let out = Command::new(format!("{bin}/pg_config")).arg("--version").output().expect("pg_config");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(version(&previous), version(common::bin()), "the two installations must be of one PostgreSQL");
+    Some((previous, common::bin().to_string()))
+}
+
+/// The extension's version in `cluster`'s postgres database.
+fn extversion(cluster: &Cluster) -> String {
+    cluster.query_text("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'")
+}
+
+/// A registry of the release installed in `bin`, as docs/fleets.md sets one
+/// up: the extension, and a node role that may call its five functions.
+fn registry_on(bin: &str) -> Cluster {
+    let mut registry = Cluster::init_with_bin(bin, &[], &[]);
+    registry.start();
+    registry.sql(
+        "CREATE EXTENSION snowflake_id;
+         CREATE ROLE snowflake_node LOGIN;
+         GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew,
+               snowflake_registry_release, snowflake_registry_history_of,
+               snowflake_registry_record_history TO snowflake_node;",
+    );
+    registry
+}
+
+/// A node of the release installed in `bin`, named `name`, leasing from
+/// `registry` as the node role, with a short lease and `conf` on top;
+/// started, extension created.
+fn node_on(bin: &str, registry: &Cluster, name: &str, conf: &[&str]) -> Cluster {
+    let registry_line = format!(
+        "snowflake_id.registry = 'host={} port={} dbname=postgres user=snowflake_node'",
+        registry.socket_dir().display(),
+        registry.port
+    );
+    let name_line = format!("snowflake_id.node_name = '{name}'");
+    let mut lines =
+        vec!["shared_preload_libraries = 'snowflake_id'", registry_line.as_str(), name_line.as_str(), LEASE];
+    lines.extend_from_slice(conf);
+    let mut node = Cluster::init_with_bin(bin, &[], &lines);
+    node.start();
+    node.sql("CREATE EXTENSION snowflake_id");
+    node
+}
+
+/// Draws `n` IDs as soon as the node has a lease (within 30 s).
+fn draw_when_leased(node: &Cluster, n: i64) -> Vec<i64> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut client = node.connect();
+    loop {
+        match client.query("SELECT snowflake_nextval() FROM generate_series(1, $1::bigint)", &[&n]) {
+            Ok(rows) => return rows.iter().map(|r| r.get(0)).collect(),
+            Err(e) => {
+                assert!(Instant::now() < deadline, "no lease after 30 s: {e:?}\n{}", node.log());
+                thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+}
+
+/// Draws IDs in small batches for `how_long` without a single refusal: past
+/// the first lease's ceiling only if the node's renewals are granted.
+fn draw_for(node: &Cluster, how_long: Duration) -> Vec<i64> {
+    let until = Instant::now() + how_long;
+    let mut client = node.connect();
+    let mut ids = vec![];
+    while Instant::now() < until {
+        let rows = client
+            .query("SELECT snowflake_nextval() FROM generate_series(1, 200)", &[])
+            .unwrap_or_else(|e| panic!("a leased node refused: {}\n{}", common::describe(&e), node.log()));
+        ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+        thread::sleep(Duration::from_millis(50));
+    }
+    ids
+}
+
+fn worker_of(id: i64) -> i32 {
+    ((id >> 12) & 1023) as i32
+}
+
+/// The one worker id of `ids`.
+fn worker_of_all(ids: &[i64], who: &str) -> i32 {
+    let workers: HashSet<i32> = ids.iter().map(|id| worker_of(*id)).collect();
+    assert_eq!(workers.len(), 1, "{who}: IDs of one worker id, not {workers:?}");
+    *workers.iter().next().unwrap()
+}
+
+/// A node's lease as the registry's view shows it.
+#[derive(Debug, PartialEq)]
+struct Row {
+    worker_id: i32,
+    lease_epoch: i64,
+    ceiling_ms: i64,
+    state: String,
+}
+
+fn lease_of(registry: &Cluster, node_name: &str) -> Row {
+    let row = registry
+        .connect()
+        .query_one(
+            "SELECT worker_id, lease_epoch, (extract(epoch FROM ceiling) * 1000)::bigint, state
+               FROM snowflake_registry WHERE node_name = $1",
+            &[&node_name],
+        )
+        .unwrap_or_else(|e| panic!("the registry's lease of {node_name}: {}", common::describe(&e)));
+    Row { worker_id: row.get(0), lease_epoch: row.get(1), ceiling_ms: row.get(2), state: row.get(3) }
+}
+
+/// A node of release `node_bin` against a registry of release `registry_bin`:
+/// it takes a lease, renews it for more than two leases' time while issuing,
+/// and releases it when stopped cleanly.
+fn lease_renew_issue_release(registry_bin: &str, node_bin: &str) {
+    let registry = registry_on(registry_bin);
+    let mut node = node_on(node_bin, &registry, "skewed", &[]);
+    println!("registry {}, node {}", extversion(&registry), extversion(&node));
+    assert_ne!(extversion(&registry), extversion(&node), "the registry and the node must be of two releases");
+
+    let first = draw_when_leased(&node, 1_000);
+    let granted = lease_of(&registry, "skewed");
+    assert_eq!(granted.state, "live", "{granted:?}");
+    assert_eq!(worker_of_all(&first, "the node"), granted.worker_id, "{granted:?}");
+    assert_eq!(
+        node.query_text("SELECT lease_state || ' ' || worker_id || ' ' || lease_epoch FROM snowflake_id_status"),
+        format!("held {} {}", granted.worker_id, granted.lease_epoch)
+    );
+
+    // 7 s of IDs under a 3 s lease: only renewals carry them past the first
+    // ceiling (without them the node refuses, "the registry has not renewed it").
+    let later = draw_for(&node, Duration::from_secs(7));
+    let renewed = lease_of(&registry, "skewed");
+    assert_eq!((renewed.worker_id, renewed.lease_epoch), (granted.worker_id, granted.lease_epoch), "{renewed:?}");
+    assert!(renewed.ceiling_ms > granted.ceiling_ms, "never renewed: {granted:?}, then {renewed:?}");
+    let last_ms = later.iter().map(|id| id_unix_ms(*id)).max().unwrap();
+    assert!(last_ms > granted.ceiling_ms, "no ID past the first ceiling {granted:?}: last at {last_ms}");
+    assert!(last_ms <= renewed.ceiling_ms, "an ID at {last_ms} past the granted ceiling {renewed:?}");
+    let all: Vec<i64> = first.iter().chain(&later).copied().collect();
+    assert_eq!(worker_of_all(&all, "the node"), granted.worker_id);
+    assert_strictly_increasing(&all, "one session's IDs");
+
+    // A clean stop releases the worker id at once.
+    node.stop();
+    let released = lease_of(&registry, "skewed");
+    assert_eq!(released.state, "free", "{released:?}\n{}", node.log());
+    assert!(!node.log().contains("WARNING"), "{}", node.log());
+}
+
+#[test]
+fn a_node_of_the_previous_release_leases_from_a_registry_of_the_new_one() {
+    let Some((previous, new)) = installations() else { return };
+    lease_renew_issue_release(&new, &previous);
+}
+
+#[test]
+fn a_node_of_the_new_release_leases_from_a_registry_of_the_previous_one() {
+    let Some((previous, new)) = installations() else { return };
+    lease_renew_issue_release(&previous, &new);
+}
+
+/// Nodes of both releases in one namespace of a registry of release
+/// `registry_bin`: `auto` gives them distinct worker ids, their IDs never
+/// collide, and a worker id one kind releases on a clean stop is taken by
+/// the other kind at once, right above the last ID issued under it.
+fn both_kinds_in_one_namespace(registry_bin: &str, previous: &str, new: &str) {
+    let registry = registry_on(registry_bin);
+    let mut old_node = node_on(previous, &registry, "old", &[]);
+    let mut new_node = node_on(new, &registry, "new", &[]);
+    assert_ne!(extversion(&old_node), extversion(&new_node));
+    draw_when_leased(&old_node, 1);
+    draw_when_leased(&new_node, 1);
+    // Both at once, over more than a lease.
+    let (old_ids, new_ids) = thread::scope(|s| {
+        let old = s.spawn(|| draw_for(&old_node, Duration::from_secs(5)));
+        let new = s.spawn(|| draw_for(&new_node, Duration::from_secs(5)));
+        (old.join().unwrap(), new.join().unwrap())
+    });
+    let (old_worker, new_worker) = (worker_of_all(&old_ids, "old"), worker_of_all(&new_ids, "new"));
+    assert_ne!(old_worker, new_worker, "two live nodes on one worker id");
+    assert_eq!(lease_of(&registry, "old").worker_id, old_worker);
+    assert_eq!(lease_of(&registry, "new").worker_id, new_worker);
+    assert_no_duplicates([&old_ids, &new_ids]);
+
+    // The new node stops cleanly; a node of the previous release asks for
+    // exactly its worker id and gets it at once, above the new node's IDs.
+    new_node.stop();
+    assert_eq!(lease_of(&registry, "new").state, "free", "{}", new_node.log());
+    let wanted = format!("snowflake_id.worker_id = {new_worker}");
+    let old_after = node_on(previous, &registry, "old-after", &[&wanted]);
+    let old_after_ids = draw_when_leased(&old_after, 1_000);
+    assert_eq!(worker_of_all(&old_after_ids, "old-after"), new_worker);
+    assert_all_above(&new_ids, &old_after_ids, "a node of the previous release after one of the new");
+
+    // And the reverse.
+    old_node.stop();
+    assert_eq!(lease_of(&registry, "old").state, "free", "{}", old_node.log());
+    let wanted = format!("snowflake_id.worker_id = {old_worker}");
+    let new_after = node_on(new, &registry, "new-after", &[&wanted]);
+    let new_after_ids = draw_when_leased(&new_after, 1_000);
+    assert_eq!(worker_of_all(&new_after_ids, "new-after"), old_worker);
+    assert_all_above(&old_ids, &new_after_ids, "a node of the new release after one of the previous");
+
+    assert_no_duplicates([&old_ids, &new_ids, &old_after_ids, &new_after_ids]);
+    let live = registry.query_i64("SELECT count(*) FROM snowflake_registry WHERE state = 'live'");
+    assert_eq!(live, 2, "old-after and new-after");
+}
+
+#[test]
+fn nodes_of_both_releases_share_a_namespace_of_a_new_registry() {
+    let Some((previous, new)) = installations() else { return };
+    both_kinds_in_one_namespace(&new, &previous, &new);
+}
+
+#[test]
+fn nodes_of_both_releases_share_a_namespace_of_a_previous_registry() {
+    let Some((previous, new)) = installations() else { return };
+    both_kinds_in_one_namespace(&previous, &previous, &new);
+}
