@@ -55,8 +55,9 @@
 # scripts/setup.sh when that directory is there). On other majors those
 # tests print "SKIPPED on PostgreSQL NN" and count as skipped; without
 # Citus or pglogical on 15 they fail (unless SNOWFLAKE_SKIP names them).
-# The version-skew tests (tests/skew.rs) run on 15 only, against the
-# previous release built once and cached (scripts/previous_release.sh).
+# The version-skew tests of tests/skew.rs that run two releases' servers
+# run on 15 only, against the previous release built once and cached
+# (scripts/previous_release.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -601,7 +602,7 @@ install_and_start() {
     fi
     # The version-skew tests (tests/skew.rs) run nodes and registries of the
     # previous release (scripts/previous_release.sh names it) beside this
-    # build's, on 15 only (their PREVIOUS_MAJOR; elsewhere they say they
+    # build's, on 15 only (their PREVIOUS_MAJOR; elsewhere those say they
     # skip): built from the repository's history once, minutes on a fresh
     # machine, then cached (a tenth of a second).
     if [ "$major" = 15 ]; then

@@ -11,11 +11,14 @@
 //! the previous release). The registry and the nodes are set up as
 //! docs/fleets.md says, the nodes connecting as a role granted only the
 //! registry's five functions, with a 3 s lease so that renewals come every
-//! few tenths of a second.
+//! few tenths of a second. Those run on 15 alone; on every major, a
+//! registry of the new release is checked to serve each call the previous
+//! release's nodes make, read from that release's source.
 
 mod common;
 
 use std::collections::HashSet;
+use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::thread;
@@ -265,4 +268,84 @@ fn nodes_of_both_releases_share_a_namespace_of_a_new_registry() {
 fn nodes_of_both_releases_share_a_namespace_of_a_previous_registry() {
     let Some((previous, new)) = installations() else { return };
     both_kinds_in_one_namespace(&previous, &previous, &new);
+}
+
+/// The previous release's commit, as scripts/previous_release.sh names it.
+fn previous_release_commit() -> String {
+    let script = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/previous_release.sh"))
+        .expect("scripts/previous_release.sh");
+    let commit = script.lines().find_map(|l| l.strip_prefix("PREVIOUS_RELEASE="));
+    commit.expect("no PREVIOUS_RELEASE= line in scripts/previous_release.sh").trim().to_string()
+}
+
+/// The registry's functions a node of `commit` calls, each with the exact
+/// argument types it names: its `registry_session::signature` module, read
+/// from the repository's history.
+fn calls_of(commit: &str) -> Vec<(String, Vec<String>)> {
+    let file = "src/service/registry_session.rs";
+    let out = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", &format!("{commit}:{file}")])
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git show {commit}:{file}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("UTF-8 source");
+    let module = text.split_once("pub mod signature {").map(|(_, m)| m).unwrap_or_else(|| {
+        panic!("{commit}:{file} has no signature module: where does that release name its calls' types?")
+    });
+    let mut types = std::collections::HashMap::new();
+    let mut calls = vec![];
+    for line in module.lines().map(str::trim).take_while(|l| *l != "}") {
+        let Some((name, value)) = line.split_once(':') else { continue };
+        let name = name.trim_start_matches("pub ").trim_start_matches("const ").trim();
+        let value = value.split_once('=').map(|(_, v)| v.trim().trim_end_matches(';')).unwrap_or_default();
+        if let Some(quoted) = value.strip_prefix('"') {
+            types.insert(name.to_string(), quoted.trim_end_matches('"').to_string());
+        } else if let Some(list) = value.strip_prefix('[') {
+            let names = list.trim_end_matches(']').split(',').map(str::trim);
+            let args = names.map(|t| types.get(t).cloned().unwrap_or_else(|| panic!("type {t} of {name}"))).collect();
+            calls.push((format!("snowflake_registry_{}", name.to_lowercase()), args));
+        }
+    }
+    calls
+}
+
+/// What the tests above play end to end, checked on every major without
+/// the previous release's build: each call its nodes make, with its exact
+/// argument types, names a function of a registry of this release in
+/// `snowflake_id_internal` (where 0.7.0 and later nodes call), and the role
+/// docs/fleets.md grants may execute it.
+#[test]
+fn a_registry_of_this_release_serves_every_call_of_the_previous_releases_nodes() {
+    let commit = previous_release_commit();
+    let calls = calls_of(&commit);
+    let names: Vec<&str> = calls.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "snowflake_registry_acquire",
+            "snowflake_registry_renew",
+            "snowflake_registry_release",
+            "snowflake_registry_history_of",
+            "snowflake_registry_record_history"
+        ],
+        "the calls of {commit}"
+    );
+    let registry = registry_on(common::bin());
+    let mut c = registry.connect();
+    for (function, types) in &calls {
+        let signature = format!("snowflake_id_internal.{function}({})", types.join(", "));
+        let row = c
+            .query_one(
+                "SELECT pg_catalog.has_function_privilege('snowflake_node', f, 'EXECUTE')
+                   FROM (SELECT pg_catalog.to_regprocedure($1) AS f) s",
+                &[&signature],
+            )
+            .unwrap_or_else(|e| panic!("{signature}: {}", common::describe(&e)));
+        let allowed: Option<bool> = row.get(0);
+        assert_eq!(
+            allowed,
+            Some(true),
+            "{signature}, called by nodes of {commit} (None: no such function; false: the node role may not call it)"
+        );
+    }
 }
