@@ -8,10 +8,10 @@
 //! the new library (`SNOWFLAKE_PG_BIN`), and a copy with the previous
 //! release's (`SNOWFLAKE_PREVIOUS_PG_BIN`, which scripts/test.sh sets to what
 //! `bash scripts/previous_release.sh 15` builds and caches; that script names
-//! the previous release). The registry and the nodes are set up as
-//! docs/fleets.md says, the nodes connecting as a role granted only the
-//! registry's five functions, with a 3 s lease so that renewals come every
-//! few tenths of a second. Those run on 15 alone; on every major, a
+//! the previous release). Each registry is set up as its release's
+//! docs/fleets.md says (the grants of the node role above all, read from
+//! the page), and the nodes connect as that role, with a 3 s lease so
+//! that renewals come every few tenths of a second. Those run on 15 alone; on every major, a
 //! registry of the new release is checked to serve each call the previous
 //! release's nodes make, read from that release's source.
 
@@ -33,9 +33,21 @@ const PREVIOUS_MAJOR: u32 = 15;
 
 const LEASE: &str = "snowflake_id.registry_lease = '3s'";
 
-/// The two installations: (previous release, new release) bin directories,
-/// or None when the test is not to run here (said through the common helpers).
-fn installations() -> Option<(String, String)> {
+/// One release's installation: its bin directory, and its commit (None:
+/// this checkout's).
+struct Release {
+    bin: String,
+    commit: Option<String>,
+}
+
+/// This checkout's release: the server under test.
+fn this_release() -> Release {
+    Release { bin: common::bin().to_string(), commit: None }
+}
+
+/// The two installations: (previous release, new release), or None when
+/// the test is not to run here (said through the common helpers).
+fn installations() -> Option<(Release, Release)> {
     if !common::only_on_major(PREVIOUS_MAJOR, "the previous release is built for one major (scripts/test.sh)") {
         return None;
     }
@@ -56,7 +68,7 @@ fn installations() -> Option<(String, String)> {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(version(&previous), version(common::bin()), "the two installations must be of one PostgreSQL");
-    Some((previous, common::bin().to_string()))
+    Some((Release { bin: previous, commit: Some(previous_release_commit()) }, this_release()))
 }
 
 /// The extension's version in `cluster`'s postgres database.
@@ -64,25 +76,37 @@ fn extversion(cluster: &Cluster) -> String {
     cluster.query_text("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'")
 }
 
-/// A registry of the release installed in `bin`, as docs/fleets.md sets one
-/// up: the extension, and a node role that may call its five functions.
-fn registry_on(bin: &str) -> Cluster {
-    let mut registry = Cluster::init_with_bin(bin, &[], &[]);
+/// The statements docs/fleets.md gives to set up a registry (its first
+/// `sql` block after "Set up the registry"), as the page reads at `commit`
+/// (None: in this checkout), without the password placeholder.
+fn registry_setup(commit: Option<&str>) -> String {
+    let page = match commit {
+        None => fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fleets.md")).expect("docs/fleets.md"),
+        Some(commit) => git_show(commit, "docs/fleets.md"),
+    };
+    let block = page
+        .split_once("**Set up the registry**")
+        .and_then(|(_, rest)| rest.split_once("```sql\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(block, _)| block)
+        .unwrap_or_else(|| panic!("docs/fleets.md ({commit:?}) has no sql block to set up the registry"));
+    assert!(block.contains("CREATE ROLE snowflake_node"), "docs/fleets.md ({commit:?}) names another role:\n{block}");
+    block.replace(" PASSWORD '...'", "")
+}
+
+/// A registry of `release`, set up as that release's docs/fleets.md says:
+/// the extension, and a node role that may call what a node calls.
+fn registry_on(release: &Release) -> Cluster {
+    let mut registry = Cluster::init_with_bin(&release.bin, &[], &[]);
     registry.start();
-    registry.sql(
-        "CREATE EXTENSION snowflake_id;
-         CREATE ROLE snowflake_node LOGIN;
-         GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew,
-               snowflake_registry_release, snowflake_registry_history_of,
-               snowflake_registry_record_history TO snowflake_node;",
-    );
+    registry.sql(&registry_setup(release.commit.as_deref()));
     registry
 }
 
-/// A node of the release installed in `bin`, named `name`, leasing from
+/// A node of `release`, named `name`, leasing from
 /// `registry` as the node role, with a short lease and `conf` on top;
 /// started, extension created.
-fn node_on(bin: &str, registry: &Cluster, name: &str, conf: &[&str]) -> Cluster {
+fn node_on(release: &Release, registry: &Cluster, name: &str, conf: &[&str]) -> Cluster {
     let registry_line = format!(
         "snowflake_id.registry = 'host={} port={} dbname=postgres user=snowflake_node'",
         registry.socket_dir().display(),
@@ -92,7 +116,7 @@ fn node_on(bin: &str, registry: &Cluster, name: &str, conf: &[&str]) -> Cluster 
     let mut lines =
         vec!["shared_preload_libraries = 'snowflake_id'", registry_line.as_str(), name_line.as_str(), LEASE];
     lines.extend_from_slice(conf);
-    let mut node = Cluster::init_with_bin(bin, &[], &lines);
+    let mut node = Cluster::init_with_bin(&release.bin, &[], &lines);
     node.start();
     node.sql("CREATE EXTENSION snowflake_id");
     node
@@ -161,12 +185,12 @@ fn lease_of(registry: &Cluster, node_name: &str) -> Row {
     Row { worker_id: row.get(0), lease_epoch: row.get(1), ceiling_ms: row.get(2), state: row.get(3) }
 }
 
-/// A node of release `node_bin` against a registry of release `registry_bin`:
+/// A node of release `node_release` against a registry of `registry_release`:
 /// it takes a lease, renews it for more than two leases' time while issuing,
 /// and releases it when stopped cleanly.
-fn lease_renew_issue_release(registry_bin: &str, node_bin: &str) {
-    let registry = registry_on(registry_bin);
-    let mut node = node_on(node_bin, &registry, "skewed", &[]);
+fn lease_renew_issue_release(registry_release: &Release, node_release: &Release) {
+    let registry = registry_on(registry_release);
+    let mut node = node_on(node_release, &registry, "skewed", &[]);
     println!("registry {}, node {}", extversion(&registry), extversion(&node));
     assert_ne!(extversion(&registry), extversion(&node), "the registry and the node must be of two releases");
 
@@ -212,11 +236,11 @@ fn a_node_of_the_new_release_leases_from_a_registry_of_the_previous_one() {
 }
 
 /// Nodes of both releases in one namespace of a registry of release
-/// `registry_bin`: `auto` gives them distinct worker ids, their IDs never
+/// `registry_release`: `auto` gives them distinct worker ids, their IDs never
 /// collide, and a worker id one kind releases on a clean stop is taken by
 /// the other kind at once, right above the last ID issued under it.
-fn both_kinds_in_one_namespace(registry_bin: &str, previous: &str, new: &str) {
-    let registry = registry_on(registry_bin);
+fn both_kinds_in_one_namespace(registry_release: &Release, previous: &Release, new: &Release) {
+    let registry = registry_on(registry_release);
     let mut old_node = node_on(previous, &registry, "old", &[]);
     let mut new_node = node_on(new, &registry, "new", &[]);
     assert_ne!(extversion(&old_node), extversion(&new_node));
@@ -270,6 +294,48 @@ fn nodes_of_both_releases_share_a_namespace_of_a_previous_registry() {
     both_kinds_in_one_namespace(&previous, &previous, &new);
 }
 
+/// The rolling update's first step: a registry of the previous release,
+/// set up as its docs said, is updated in place (the new library, a
+/// restart, `ALTER EXTENSION snowflake_id UPDATE`) while a node of the
+/// previous release holds a lease from it. The node renews through the
+/// update with the grants its role was given before, and releases on a
+/// clean stop; a node of the new release then leases as the same role.
+#[test]
+fn a_node_of_the_previous_release_renews_through_its_registrys_update() {
+    let Some((previous, new)) = installations() else { return };
+    let mut registry = registry_on(&previous);
+    let before = extversion(&registry);
+    // A lease long enough to ride out the registry's restart.
+    let mut node = node_on(&previous, &registry, "old", &["snowflake_id.registry_lease = '10s'"]);
+    let first = draw_when_leased(&node, 1_000);
+    let granted = lease_of(&registry, "old");
+
+    registry.stop();
+    registry.use_bin(&new.bin);
+    registry.start();
+    registry.sql("ALTER EXTENSION snowflake_id UPDATE");
+    assert_ne!(extversion(&registry), before, "the registry was not updated");
+    // Renewed by the updated registry: the ceiling moves on, same epoch.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let before_update = lease_of(&registry, "old").ceiling_ms;
+    let later = loop {
+        let ids = draw_for(&node, Duration::from_secs(1));
+        let now = lease_of(&registry, "old");
+        if now.ceiling_ms > before_update {
+            assert_eq!((now.worker_id, now.lease_epoch), (granted.worker_id, granted.lease_epoch), "{now:?}");
+            break ids;
+        }
+        assert!(Instant::now() < deadline, "no renewal by the updated registry: {now:?}\n{}", node.log());
+    };
+    assert_strictly_increasing(&first.iter().chain(&later).copied().collect::<Vec<_>>(), "the node's IDs");
+    node.stop();
+    assert_eq!(lease_of(&registry, "old").state, "free", "{}", node.log());
+
+    let new_node = node_on(&new, &registry, "new", &[]);
+    let new_ids = draw_when_leased(&new_node, 1_000);
+    assert_no_duplicates([&first, &later, &new_ids]);
+}
+
 /// The previous release's commit, as scripts/previous_release.sh names it.
 fn previous_release_commit() -> String {
     let script = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/previous_release.sh"))
@@ -278,17 +344,22 @@ fn previous_release_commit() -> String {
     commit.expect("no PREVIOUS_RELEASE= line in scripts/previous_release.sh").trim().to_string()
 }
 
+/// The file `path` as it is at `commit`, from the repository's history.
+fn git_show(commit: &str, path: &str) -> String {
+    let out = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", &format!("{commit}:{path}")])
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git show {commit}:{path}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
 /// The registry's functions a node of `commit` calls, each with the exact
 /// argument types it names: its `registry_session::signature` module, read
 /// from the repository's history.
 fn calls_of(commit: &str) -> Vec<(String, Vec<String>)> {
     let file = "src/service/registry_session.rs";
-    let out = Command::new("git")
-        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show", &format!("{commit}:{file}")])
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git show {commit}:{file}: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).expect("UTF-8 source");
+    let text = git_show(commit, file);
     let module = text.split_once("pub mod signature {").map(|(_, m)| m).unwrap_or_else(|| {
         panic!("{commit}:{file} has no signature module: where does that release name its calls' types?")
     });
@@ -330,7 +401,7 @@ fn a_registry_of_this_release_serves_every_call_of_the_previous_releases_nodes()
         ],
         "the calls of {commit}"
     );
-    let registry = registry_on(common::bin());
+    let registry = registry_on(&this_release());
     let mut c = registry.connect();
     for (function, types) in &calls {
         let signature = format!("snowflake_id_internal.{function}({})", types.join(", "));
