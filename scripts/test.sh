@@ -55,6 +55,9 @@
 # scripts/setup.sh when that directory is there). On other majors those
 # tests print "SKIPPED on PostgreSQL NN" and count as skipped; without
 # Citus or pglogical on 15 they fail (unless SNOWFLAKE_SKIP names them).
+# The version-skew tests of tests/skew.rs that run two releases' servers
+# run on 15 only, against the previous release built once and cached
+# (scripts/previous_release.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -277,7 +280,7 @@ declare -A first_weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
     [clients]=12 [blocks]=40 [prerequisites]=1 [history]=110 [citus]=65 [hostile]=60 [text_forms]=10
-    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5 [plants]=15)
+    [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5 [plants]=15 [skew]=50)
 
 # The weight of binary $2 on major $1, by which the binaries of one major
 # are dealt out to its lanes: its seconds on that major when it last ran;
@@ -596,6 +599,16 @@ install_and_start() {
         block "PostgreSQL $major: a copy without snowflake_id's files, with pg_tle 1.5.3, for the managed edition"
         SNOWFLAKE_MANAGED_PG_BIN=$(bash scripts/pg_tle_server.sh "$major") || return 1
         export SNOWFLAKE_MANAGED_PG_BIN
+    fi
+    # The version-skew tests (tests/skew.rs) run nodes and registries of the
+    # previous release (scripts/previous_release.sh names it) beside this
+    # build's, on 15 only (their PREVIOUS_MAJOR; elsewhere those say they
+    # skip): built from the repository's history once, minutes on a fresh
+    # machine, then cached (a tenth of a second).
+    if [ "$major" = 15 ]; then
+        block "PostgreSQL $major: the previous release, built once and cached, for tests/skew.rs"
+        SNOWFLAKE_PREVIOUS_PG_BIN=$(bash scripts/previous_release.sh "$major") || return 1
+        export SNOWFLAKE_PREVIOUS_PG_BIN
     fi
 
     if in_list "$major" "$FULL_MAJORS"; then

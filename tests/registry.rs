@@ -2,10 +2,13 @@
 //! releases and takeovers, each one transaction, and the fence they keep:
 //! every new lease of a worker id starts above every ceiling granted before,
 //! and a replaced lease can no longer be renewed.
+//! Last, what a node says of the registry's schema: the names another role
+//! chose there reach its WARNING escaped.
 
 mod common;
 
 use std::thread;
+use std::time::{Duration, Instant};
 
 use common::{Cluster, DEFAULT_EPOCH_MS as EPOCH_MS};
 use postgres::Client;
@@ -393,4 +396,63 @@ fn a_null_names_no_lease() {
         .query("SELECT * FROM snowflake_registry_history_of('default', $1, $2, NULL)", &[&a.worker_id, &a.epoch])
         .map_err(refused);
     assert_eq!(read.unwrap_err().0, "SFL01");
+}
+
+/// `name` as a quoted SQL identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A role that may create in the registry's schema chooses the names a
+/// node puts into its WARNING about look-alikes: its own, and those of the
+/// functions it plants under the registry's names. Their control characters
+/// (a newline, a tab, ESC, C1 controls) are written escaped as
+/// docs/text-forms.md says (`\n`, `\t`, `\u{1b}`, `\u{85}`), so that no
+/// name forges a line of the node's log or a terminal's colours; the rest
+/// of each name is kept, so the WARNING still says which.
+#[test]
+fn look_alike_names_in_a_nodes_warning_have_their_control_characters_escaped() {
+    let registry = Cluster::registry();
+    let role = "app\nLOG:  forged by a role\t\u{1b}[31m\u{85}";
+    let function = "snowflake_registry_x\nWARNING:  forged\t\u{1b}[2J\u{9b}\u{7f}";
+    registry.sql(&format!(
+        "CREATE ROLE {role} LOGIN;
+         GRANT CREATE ON SCHEMA public TO {role};
+         SET ROLE {role};
+         CREATE FUNCTION public.{function}(integer) RETURNS integer LANGUAGE sql RETURN 1;
+         RESET ROLE;",
+        role = quoted(role),
+        function = quoted(function)
+    ));
+    let node = Cluster::leased_node(&registry, "n", &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let warning = loop {
+        let log = node.log();
+        if let Some(at) = log.find("under the registry's names") {
+            // The WARNING's line, from its start.
+            let start = log[..at].rfind('\n').map_or(0, |i| i + 1);
+            break log[start..].lines().next().unwrap_or_default().to_string();
+        }
+        assert!(Instant::now() < deadline, "no WARNING about the look-alike:\n{log}");
+        thread::sleep(Duration::from_millis(200));
+    };
+    for part in [
+        r"lets 1 role(s) other than its owner create in it",
+        r#"("app\nLOG:  forged by a role\t\u{1b}[31m\u{85}")"#,
+        r#"function public."snowflake_registry_x\nWARNING:  forged\t\u{1b}[2J\u{9b}\u{7f}"(integer)"#,
+        r#", owned by role "app\nLOG:  forged by a role\t\u{1b}[31m\u{85}""#,
+    ] {
+        assert!(warning.contains(part), "the WARNING does not show {part}:\n{warning}");
+    }
+    // Nowhere in the log as they are (a tab aside: PostgreSQL writes one
+    // itself before each further line of a message).
+    let log = node.log();
+    for control in ['\u{1b}', '\u{85}', '\u{9b}', '\u{7f}'] {
+        assert!(!log.contains(control), "the node's log has {:?} as it is:\n{log}", control);
+    }
+    // Nor a line a name forged (indented by that tab: a reader that trims
+    // lines would see it).
+    for forged in ["LOG:  forged", "WARNING:  forged"] {
+        assert!(!log.lines().any(|l| l.trim_start().starts_with(forged)), "a line of the log forged by a name:\n{log}");
+    }
 }

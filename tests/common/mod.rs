@@ -412,6 +412,13 @@ impl Cluster {
         fs::write(&path, text).expect("write postgresql.conf");
     }
 
+    /// The PostgreSQL installation in `bin_dir` runs this data directory
+    /// from the next start on: a new build of the library installed in
+    /// place (tests/skew.rs updates a registry of the previous release so).
+    pub fn use_bin(&mut self, bin_dir: &str) {
+        self.bin = bin_dir.to_string();
+    }
+
     /// Environment for the server from the next start on.
     pub fn set_env(&mut self, env: Vec<(&str, String)>) {
         self.env = env.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
