@@ -246,12 +246,27 @@ fn layouts_are_fixed_per_namespace_and_a_full_namespace_says_so() {
 #[test]
 fn only_roles_granted_execute_may_call_the_registry_functions() {
     let cluster = Cluster::registry();
-    cluster.sql("CREATE ROLE node LOGIN; CREATE ROLE other LOGIN;");
+    cluster.sql("CREATE ROLE node LOGIN; CREATE ROLE other LOGIN; CREATE ROLE habit LOGIN;");
+    // The grants docs/fleets.md gives: on the implementations, which nodes
+    // since 0.7.0 call, with exact argument types.
+    cluster.sql(
+        "GRANT EXECUTE ON FUNCTION
+               snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer,
+                                                                text, bigint, bigint, bigint, bigint),
+               snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint),
+               snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint),
+               snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint),
+               snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint,
+                                                                       integer)
+           TO node",
+    );
+    // 0.8.0's lines, by bare name: since 0.9.0 they reach the public entry
+    // points only, which add no privilege, so they grant nothing.
     cluster.sql(
         "GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release,
-               snowflake_registry_history_of, snowflake_registry_record_history TO node",
+               snowflake_registry_history_of, snowflake_registry_record_history TO habit",
     );
-    for (role, allowed) in [("node", true), ("other", false)] {
+    for (role, allowed) in [("node", true), ("other", false), ("habit", false)] {
         let mut cfg = cluster.config();
         cfg.user(role);
         let mut c = cfg.connect(postgres::NoTls).unwrap();
@@ -264,8 +279,8 @@ fn only_roles_granted_execute_may_call_the_registry_functions() {
         let code = history.map_err(refused).err().map(|e| e.0);
         let expected = if allowed { "SFL01" } else { "42501" }; // node: allowed, but holds no such lease
         assert_eq!(code.as_deref(), Some(expected), "{role}");
-        // What nodes call since 0.7.0 (sql/install/internal.sql): every role may
-        // call it, and it grants no more than the function it calls.
+        // What nodes call since 0.7.0: the implementations, where the
+        // grants are.
         for call in [
             "SELECT * FROM snowflake_id_internal.snowflake_registry_history_of('default', 0, 1::bigint, 1::bigint)",
             "SELECT snowflake_id_internal.snowflake_registry_renew('default', 0, 1::bigint, 1::bigint, 1::bigint,
@@ -454,5 +469,45 @@ fn look_alike_names_in_a_nodes_warning_have_their_control_characters_escaped() {
     // lines would see it).
     for forged in ["LOG:  forged", "WARNING:  forged"] {
         assert!(!log.lines().any(|l| l.trim_start().starts_with(forged)), "a line of the log forged by a name:\n{log}");
+    }
+}
+
+/// A node whose registry role may not call the registry's functions (a
+/// registry set up by 0.8.0's docs, which granted the public names) says
+/// in its WARNING's hint the exact GRANT it needs; run as given (for its
+/// role), it gets the node its lease.
+#[test]
+fn a_node_refused_by_privileges_names_the_grant_that_lets_it_in() {
+    let registry = Cluster::registry();
+    registry.sql(
+        "CREATE ROLE snowflake_node LOGIN;
+         GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew, snowflake_registry_release,
+               snowflake_registry_history_of, snowflake_registry_record_history TO snowflake_node;",
+    );
+    let line = format!(
+        "snowflake_id.registry = 'host={} port={} dbname=postgres user=snowflake_node'",
+        registry.socket_dir().display(),
+        registry.port
+    );
+    let mut node = Cluster::init(&["shared_preload_libraries = 'snowflake_id'", line.as_str()]);
+    node.start();
+    node.sql("CREATE EXTENSION snowflake_id");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let grant = loop {
+        let log = node.log();
+        if let Some(at) = log.find("GRANT EXECUTE ON FUNCTION snowflake_id_internal.") {
+            let end = log[at..].find(';').expect("the GRANT ends with a semicolon") + at + 1;
+            break log[at..end].to_string();
+        }
+        assert!(Instant::now() < deadline, "no hint with a GRANT in the node's log:\n{log}");
+        thread::sleep(Duration::from_millis(200));
+    };
+    assert!(grant.contains("snowflake_registry_acquire(pg_catalog.text, pg_catalog.int4"), "{grant}");
+    registry.sql(&grant.replace("<that role>", "snowflake_node"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut client = node.connect();
+    while client.query_one("SELECT snowflake_nextval()", &[]).is_err() {
+        assert!(Instant::now() < deadline, "no lease after the hint's GRANT:\n{}", node.log());
+        thread::sleep(Duration::from_millis(200));
     }
 }

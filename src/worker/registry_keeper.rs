@@ -204,6 +204,15 @@ impl RegistryKeeper {
                     .set_hint(match &failure {
                         // The registry's own hint says what to do (a copy: its own worker id).
                         Failure::Refused { hint: Some(hint), .. } => format!("{hint} This repeats at most once a minute."),
+                        // PostgreSQL's refusal names the function only: the grant a
+                        // DBA set up for 0.8.0, on the public names, no longer reaches
+                        // the implementations a node calls.
+                        Failure::Refused { sqlstate, .. } if sqlstate == "42501" => format!(
+                            "In the registry's database, grant the role in {REGISTRY} EXECUTE on the functions a node \
+                             calls, in schema snowflake_id_internal (docs/fleets.md): {} This repeats at most once a \
+                             minute.",
+                            grant_node_role()
+                        ),
                         _ => format!(
                             "Check {REGISTRY} and the registry server; snowflake_id_status.registry_error has the latest answer. This repeats at most once a minute."
                         ),
@@ -218,4 +227,20 @@ impl RegistryKeeper {
         }
         true
     }
+}
+
+/// The GRANT a DBA runs in the registry's database for the nodes' role
+/// (docs/fleets.md), written from the signatures the node calls, so that
+/// the hint names exactly what the node needs.
+fn grant_node_role() -> String {
+    use crate::service::registry_session::signature;
+    let function = |name: &str, args: &[&str]| format!("snowflake_id_internal.{name}({})", args.join(", "));
+    format!(
+        "GRANT EXECUTE ON FUNCTION {}, {}, {}, {}, {} TO <that role>;",
+        function("snowflake_registry_acquire", &signature::ACQUIRE),
+        function("snowflake_registry_renew", &signature::RENEW),
+        function("snowflake_registry_release", &signature::RELEASE),
+        function("snowflake_registry_history_of", &signature::HISTORY_OF),
+        function("snowflake_registry_record_history", &signature::RECORD_HISTORY)
+    )
 }
