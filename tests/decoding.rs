@@ -581,6 +581,46 @@ fn an_index_on_a_public_accessor_serves_a_query_through_the_decoder() {
     assert!(p.contains("w_ts"), "the accessor's index is not used by the accessor:\n{p}");
 }
 
+/// An upsert whose arbiter names a public accessor, on a unique index of
+/// that accessor, still finds its index when the same statement decodes:
+/// PostgreSQL matches the arbiter against the index as the relcache holds
+/// it, so the hook must leave the arbiter's accessor calls as written (as it
+/// leaves a decoder there), even when it moves the query's other accessor
+/// calls to their twins.
+#[test]
+fn an_upsert_on_an_accessor_index_works_beside_a_decoder() {
+    let cluster = Cluster::preloaded(&["snowflake_id.worker_id = 8"]);
+    let mut client = cluster.connect();
+    let key = "snowflake_worker_id(id, '2025-01-01 00:00:00+00'::timestamptz, 10, 12)";
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE u (id bigint PRIMARY KEY, v text);
+             CREATE UNIQUE INDEX u_worker ON u ({key});
+             CREATE TABLE src (id bigint);
+             INSERT INTO src SELECT snowflake_nextval();"
+        ))
+        .unwrap();
+    // The control: without a decoder in the statement the arbiter matches.
+    client
+        .batch_execute(&format!("INSERT INTO u SELECT s.id, 'a' FROM src s ON CONFLICT ({key}) DO NOTHING"))
+        .unwrap_or_else(|e| panic!("{}", describe(&e)));
+    // A decoder in the source query's FROM list.
+    client
+        .batch_execute(&format!(
+            "INSERT INTO u SELECT s.id, d.worker_id::text FROM src s, snowflake_decode(s.id) d
+             ON CONFLICT ({key}) DO NOTHING"
+        ))
+        .unwrap_or_else(|e| panic!("a decoder in the source: {}", describe(&e)));
+    // A decoder's field in RETURNING, on a row of the same worker id.
+    client
+        .batch_execute(&format!(
+            "INSERT INTO u VALUES ((SELECT id + 1 FROM src), 'x') ON CONFLICT ({key}) DO UPDATE SET v = 'y'
+             RETURNING (snowflake_decode(u.id)).worker_id"
+        ))
+        .unwrap_or_else(|e| panic!("a decoder in RETURNING: {}", describe(&e)));
+    assert_eq!(cluster.query_i64("SELECT count(*) FROM u WHERE v = 'y'"), 1);
+}
+
 /// An ERROR raised and caught while the query is being planned (a plpgsql
 /// EXCEPTION block in an IMMUTABLE function the planner folds, whose own
 /// statement fails in planning) leaves the query its expression index: the
