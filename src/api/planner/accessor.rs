@@ -42,6 +42,16 @@ pub(super) unsafe fn to_internal(root: *mut Node) {
                 raw::query_tree_walker(node.cast(), Some(queue), todo_ptr.cast(), 0);
                 continue;
             }
+            // The arbiter of ON CONFLICT stays as written: the planner
+            // matches it against unique indexes as the relcache holds them
+            // (not the copies restated here), so a moved arbiter would find
+            // no index and the INSERT would fail.
+            NodeTag::T_OnConflictExpr => {
+                let on_conflict: *mut pg_sys::OnConflictExpr = node.cast();
+                queue((*on_conflict).onConflictSet.cast(), todo_ptr.cast());
+                queue((*on_conflict).onConflictWhere, todo_ptr.cast());
+                continue;
+            }
             NodeTag::T_FuncExpr => {
                 let call: *mut pg_sys::FuncExpr = node.cast();
                 if let Some(twin) = twin_in(internal, (*call).funcid) {
