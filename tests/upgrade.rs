@@ -711,3 +711,25 @@ fn updates_that_replace_the_status_view_wait_briefly_for_a_reader_and_name_it() 
         assert_same_as_a_fresh_install(&cluster, &mut c);
     }
 }
+
+/// An ordinary role that may only connect (and make temporary tables, as
+/// every role may by default) cannot stop the update from 0.8.0: 0.8.0's
+/// SQL wrappers in snowflake_id_internal were executable by everyone, and a
+/// temporary table's default, a view or an SQL-standard body of another
+/// role's may use one. The update must go through (keeping what uses them
+/// working), not fail on "other objects depend on it" for as long as that
+/// role keeps its session.
+#[test]
+fn an_ordinary_roles_use_of_an_internal_wrapper_does_not_stop_the_update_from_0_8_0() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 10"]);
+    let mut c = cluster.connect();
+    c.batch_execute("CREATE EXTENSION snowflake_id VERSION '0.8.0'; CREATE ROLE mallory LOGIN;").unwrap();
+    let mut mallory = cluster.config().user("mallory").connect(postgres::NoTls).unwrap();
+    mallory
+        .batch_execute(
+            "CREATE TEMP TABLE hold (at timestamptz DEFAULT snowflake_id_internal.snowflake_timestamp(0::bigint))",
+        )
+        .unwrap();
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+    mallory.batch_execute("INSERT INTO hold DEFAULT VALUES").unwrap();
+}
