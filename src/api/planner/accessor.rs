@@ -8,7 +8,8 @@
 //! index on `snowflake_timestamp(id, ...)`, as it did when the decoders
 //! called the public accessors. Only calls of the three accessors of the
 //! extension's schema with a twin of the same extension, name and argument
-//! types in `snowflake_id_internal` that the current user may execute; the
+//! types in `snowflake_id_internal`, both of which the current user may
+//! execute (privileges stay those of the function the query names); the
 //! twin is the same C function, so every value stays what it was.
 
 use std::ffi::{c_int, CStr};
@@ -88,6 +89,7 @@ unsafe fn twin_in(internal: pg_sys::Oid, funcid: pg_sys::Oid) -> Option<pg_sys::
     let extension = raw::getExtensionOfObject(pg_sys::ProcedureRelationId, funcid);
     (extension != pg_sys::InvalidOid
         && raw::getExtensionOfObject(pg_sys::ProcedureRelationId, twin) == extension
+        && may_execute(funcid)
         && may_execute(twin))
     .then_some(twin)
 }
