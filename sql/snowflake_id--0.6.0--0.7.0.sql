@@ -50,6 +50,14 @@ BEGIN
     -- successors in snowflake_id_internal, which nothing planted can
     -- reach. Refusing here stopped the update for good.
     PERFORM pg_catalog.set_config('snowflake_id_update.bind', CASE WHEN FOUND THEN 'off' ELSE 'on' END, true);
+    IF FOUND THEN
+        RAISE WARNING 'snowflake_id: function %, owned by role %, is in the way of 0.7.0''s bound bodies; they are left out',
+                      clash.what, clash.owner::pg_catalog.regrole
+            USING DETAIL = 'Until the update goes on to 0.9.0, nodes of 0.7.0 and 0.8.0 find no registry functions in '
+                           'snowflake_id_internal, and the registry''s history functions call their helper by name.',
+                  HINT = 'Update to the library''s version (ALTER EXTENSION snowflake_id UPDATE, with no TO), which '
+                         'makes them where nothing planted reaches.';
+    END IF;
     SELECT 'SCHEMA'::pg_catalog.text AS kind, pg_catalog.quote_ident(n.nspname) AS what, n.nspowner AS owner
       INTO clash
       FROM pg_catalog.pg_namespace n

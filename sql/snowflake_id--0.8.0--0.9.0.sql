@@ -7,11 +7,16 @@
 -- argument there. After this update no body or view of the extension names
 -- a function of @extschema@.
 --
--- The implementations move with ALTER FUNCTION ... SET SCHEMA: they keep
--- their identity, so the grants a DBA gave (the nodes' roles' EXECUTE on
--- the registry's functions), the views and the event trigger that use them
--- follow, and their bodies need no change. Every statement names exact
--- argument types, which a look-alike cannot make ambiguous.
+-- Nothing that another role may use is dropped: 0.7.0's wrappers in
+-- snowflake_id_internal were executable by every role, and a view or a
+-- temporary table's default of anyone's on one would make a DROP fail. So
+-- those wrappers become the implementations in place, and the public
+-- functions that were the implementations become the entry points in
+-- place; what nobody else calls moves with ALTER FUNCTION ... SET SCHEMA.
+-- Grants follow: a DBA's grants on an implementation (the nodes' roles'
+-- EXECUTE on the registry's functions) are copied to the function that now
+-- is it. Every statement names exact argument types, which a look-alike
+-- cannot make ambiguous.
 -- Install the 0.9.0 library first (it serves 0.8.0's definitions as they
 -- are), then ALTER EXTENSION snowflake_id UPDATE.
 \echo Use "ALTER EXTENSION snowflake_id UPDATE" to load this file. \quit
@@ -47,54 +52,29 @@ BEGIN
 END
 $views$;
 
--- 0.7.0's SQL wrappers of the library's functions in snowflake_id_internal
--- called them in @extschema@ by name: replaced by the C functions
--- themselves, as a fresh install declares them (sql/install/library_functions.sql).
--- 0.7.0's entry points in snowflake_id_internal: SQL wrappers of the
--- library's functions, of the registry's and of the logical guard, each
--- calling the function of its name in @extschema@. A database updated
--- from 0.6.0 with a look-alike in the way has none of them (the 0.7.0 step
--- leaves them to this one): each is dropped where it is.
-DO $drop$
-DECLARE
-    f pg_catalog.regprocedure;
-BEGIN
-    FOREACH f IN ARRAY ARRAY[
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_timestamp(bigint)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_from_timestamp(timestamptz)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_nextval_at(timestamptz)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass)'),
-        pg_catalog.to_regprocedure('snowflake_id_internal.snowflake_logical_guard()')]
-    LOOP
-        IF f IS NOT NULL THEN
-            EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
-        END IF;
-    END LOOP;
-END
-$drop$;
-CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
+-- The library's C functions under snowflake_id_internal, as a fresh
+-- install declares them (sql/install/library_functions.sql). 0.7.0 made
+-- three of these names SQL wrappers that called @extschema@ by name: they
+-- are replaced in place, not dropped, since any role may have a view or a
+-- temporary table's default that uses one (a DROP would fail on it).
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint) RETURNS timestamptz
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_timestamp_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint) RETURNS integer
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint) RETURNS integer
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_worker_id_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint) RETURNS integer
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint) RETURNS integer
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_sequence_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_timestamp(id bigint, epoch timestamptz, worker_bits integer,
                                                           sequence_bits integer) RETURNS timestamptz
     LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_timestamp_with_layout_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_worker_id(id bigint, epoch timestamptz, worker_bits integer,
                                                           sequence_bits integer) RETURNS integer
     LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_worker_id_with_layout_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer,
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_sequence(id bigint, epoch timestamptz, worker_bits integer,
                                                          sequence_bits integer) RETURNS integer
     LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_sequence_with_layout_wrapper';
 -- What snowflake_convert() runs (sql/install/convert.sql): the epoch's
 -- lookup and the generators its statements call.
-CREATE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) RETURNS bigint
     LANGUAGE c STRICT STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_wrapper';
 -- snowflake_nextval_at spends history slots, which is the DBA's grant to
 -- give (REVOKEd from PUBLIC at the end of the install): one grant, on the
@@ -107,12 +87,12 @@ CREATE FUNCTION snowflake_id_internal.snowflake_from_timestamp(ts timestamptz) R
 -- caller's EXECUTE on that function. The operator is in the owner-only
 -- schema, so nothing can be put in its place either.
 CREATE OPERATOR snowflake_id_internal.#@# (RIGHTARG = timestamptz, FUNCTION = @extschema@.snowflake_nextval_at);
-CREATE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_nextval_at(ts timestamptz) RETURNS bigint
     LANGUAGE sql VOLATILE STRICT
     RETURN OPERATOR(snowflake_id_internal.#@#) ts;
 -- What the status view (sql/install/status_view.sql) and the cluster check's
 -- view of the publishers' answers (sql/install/cluster.sql) read.
-CREATE FUNCTION snowflake_id_internal.snowflake_id_status()
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_id_status()
     RETURNS TABLE (worker_id bigint, worker_bits integer, sequence_bits integer, epoch timestamptz,
                    started_at timestamptz, last_id bigint, logical_clock timestamptz, wall_clock timestamptz,
                    drift_ms bigint, durable_mark timestamptz, max_drift_ms bigint, ids_issued bigint,
@@ -122,15 +102,55 @@ CREATE FUNCTION snowflake_id_internal.snowflake_id_status()
                    lease_epoch bigint, lease_floor timestamptz, lease_ceiling timestamptz,
                    lease_renewed_at timestamptz, registry_error text)
     LANGUAGE c STRICT VOLATILE PARALLEL SAFE AS 'MODULE_PATHNAME', 'snowflake_id_status_wrapper';
-CREATE FUNCTION snowflake_id_internal.snowflake_logical_peers() RETURNS TABLE (node text, status text, trouble text)
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_logical_peers() RETURNS TABLE (node text, status text, trouble text)
     LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'snowflake_logical_peers_wrapper';
-
 -- What the hints of the generator's refusals give a superuser to run
 -- (snowflake_advance_past checks the caller is one, under either name).
-CREATE FUNCTION snowflake_id_internal.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
     LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
-REVOKE EXECUTE ON FUNCTION snowflake_id_internal.snowflake_advance_past(bigint, boolean) FROM PUBLIC;
+
+-- Each twin answers whom its public function answers: a DBA's REVOKE on
+-- the public function holds for the twin the decoders and views now read.
+DO $acl$
+DECLARE
+    pair pg_catalog.text[];
+    source pg_catalog.regprocedure;
+    target pg_catalog.regprocedure;
+    acl pg_catalog.aclitem[];
+    owner pg_catalog.oid;
+    item record;
+BEGIN
+    FOREACH pair SLICE 1 IN ARRAY ARRAY[
+        ['@extschema@.snowflake_timestamp(bigint)', 'snowflake_id_internal.snowflake_timestamp(bigint)'],
+        ['@extschema@.snowflake_worker_id(bigint)', 'snowflake_id_internal.snowflake_worker_id(bigint)'],
+        ['@extschema@.snowflake_sequence(bigint)', 'snowflake_id_internal.snowflake_sequence(bigint)'],
+        ['@extschema@.snowflake_timestamp(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_timestamp(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_worker_id(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_worker_id(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_sequence(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_sequence(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_from_timestamp(timestamptz)', 'snowflake_id_internal.snowflake_from_timestamp(timestamptz)'],
+        ['@extschema@.snowflake_id_status()', 'snowflake_id_internal.snowflake_id_status()'],
+        ['@extschema@.snowflake_logical_peers()', 'snowflake_id_internal.snowflake_logical_peers()'],
+        ['@extschema@.snowflake_advance_past(bigint, boolean)', 'snowflake_id_internal.snowflake_advance_past(bigint, boolean)']
+    ]::pg_catalog.text[] LOOP
+        source := pair[1]::pg_catalog.regprocedure;
+        target := pair[2]::pg_catalog.regprocedure;
+        SELECT p.proacl, p.proowner INTO acl, owner FROM pg_catalog.pg_proc p
+         WHERE p.oid OPERATOR(pg_catalog.=) source::pg_catalog.oid;
+        CONTINUE WHEN acl IS NULL;
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', target);
+        FOR item IN
+            SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(acl) a
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' AND a.grantee OPERATOR(pg_catalog.<>) owner
+        LOOP
+            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', target,
+                                      CASE WHEN item.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END,
+                                      CASE WHEN item.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        END LOOP;
+    END LOOP;
+END
+$acl$;
 
 -- The decoders call the functions above.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_decode(id bigint) RETURNS snowflake_parts
@@ -177,22 +197,258 @@ CREATE OR REPLACE VIEW @extschema@.snowflake_id_status AS SELECT * FROM snowflak
 CREATE OR REPLACE VIEW @extschema@.snowflake_logical_peer_answers AS
     SELECT p.node, p.status, p.trouble FROM snowflake_id_internal.snowflake_logical_peers() p;
 
--- The registry: 0.7.0's entry points in snowflake_id_internal went (above), the
--- implementations take their place (with the grants the DBA gave them),
--- and @extschema@ gets entry points bound to them, for 0.6.0's nodes and
--- the DBA. snowflake_registry_history_of and _record_history call
--- snowflake_registry_check_holder and the snowflake_registry view calls
--- snowflake_registry_free by identity: they follow.
+-- The registry. The two helpers nobody else calls move with their
+-- identity (the history functions' bodies and the snowflake_registry view
+-- follow them). The five a node calls: 0.7.0's wrappers of their names in
+-- snowflake_id_internal, which nodes since 0.7.0 call, become the
+-- implementations in place (any role may have something that uses them),
+-- with the grants the DBA gave the implementations in @extschema@; those
+-- become entry points into them in place, keeping their grants (a node of
+-- 0.6.0 calls them). A database updated from 0.6.0 with a look-alike in the
+-- way has no wrappers: the implementations are created.
 ALTER FUNCTION @extschema@.snowflake_registry_free(@extschema@.snowflake_registry_leases, interval, timestamptz) SET SCHEMA snowflake_id_internal;
 ALTER FUNCTION @extschema@.snowflake_registry_check_holder(text, integer, bigint, bigint) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_registry_history_of(text, integer, bigint, bigint) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) SET SCHEMA snowflake_id_internal;
--- The two history functions' bodies, as a fresh install has them: 0.7.0's
--- call snowflake_registry_check_holder by identity and follow it, but a
--- database updated from 0.6.0 with a look-alike in the way kept 0.6.0's.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_acquire(
+    namespace text,
+    worker_bits integer,
+    sequence_bits integer,
+    epoch_ms bigint,
+    wanted integer,
+    system_identifier text,
+    timeline integer,
+    node_name text,
+    node_tick bigint,
+    horizon_ms bigint,
+    resume_epoch bigint DEFAULT NULL,
+    resume_token bigint DEFAULT NULL,
+    OUT worker_id integer,
+    OUT lease_epoch bigint,
+    OUT holder_token bigint,
+    OUT floor_tick bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $acquire$
+DECLARE
+    ns @extschema@.snowflake_registry_namespaces;
+    old @extschema@.snowflake_registry_leases;
+    max_worker integer;
+    now_ts timestamptz := clock_timestamp();
+    tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
+    silence interval;
+    -- The worker id's lease exists and is neither released nor stale.
+    held boolean;
+BEGIN
+    IF namespace IS NULL OR system_identifier IS NULL OR timeline IS NULL OR node_name IS NULL
+       OR node_tick IS NULL OR horizon_ms IS NULL OR worker_bits IS NULL OR sequence_bits IS NULL
+       OR epoch_ms IS NULL THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: no argument but wanted and resume_epoch may be NULL'
+            USING ERRCODE = '22004';
+    END IF;
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_acquire: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    -- One namespace's grants are serialised on its row: two nodes asking for
+    -- "any free id" at once get different ones.
+    INSERT INTO @extschema@.snowflake_registry_namespaces AS n (namespace, worker_bits, sequence_bits, epoch_ms)
+        VALUES (snowflake_registry_acquire.namespace, snowflake_registry_acquire.worker_bits,
+                snowflake_registry_acquire.sequence_bits, snowflake_registry_acquire.epoch_ms)
+        ON CONFLICT DO NOTHING;
+    SELECT * INTO ns FROM @extschema@.snowflake_registry_namespaces n
+        WHERE n.namespace = snowflake_registry_acquire.namespace FOR UPDATE;
+    IF (ns.worker_bits, ns.sequence_bits, ns.epoch_ms)
+       IS DISTINCT FROM (snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                         snowflake_registry_acquire.epoch_ms) THEN
+        RAISE EXCEPTION 'namespace "%" uses worker_bits=%, sequence_bits=%, epoch=%; node "%" has worker_bits=%, sequence_bits=%, epoch=%',
+                        ns.namespace, ns.worker_bits, ns.sequence_bits,
+                        to_char(to_timestamp(ns.epoch_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                        node_name, snowflake_registry_acquire.worker_bits, snowflake_registry_acquire.sequence_bits,
+                        to_char(to_timestamp(snowflake_registry_acquire.epoch_ms / 1000.0) AT TIME ZONE 'UTC',
+                                'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            USING ERRCODE = 'SFL03',
+                  HINT = 'Every node of a namespace must use one layout: set the node''s snowflake_id.worker_bits, sequence_bits and epoch like the others, or give it its own snowflake_id.registry_namespace.';
+    END IF;
+    max_worker := (1 << ns.worker_bits) - 1;
+    tick := least(node_tick, (extract(epoch FROM now_ts) * 1000)::bigint - ns.epoch_ms + 86400000);
+    IF wanted IS NOT NULL AND wanted NOT BETWEEN 0 AND max_worker THEN
+        RAISE EXCEPTION 'worker id % is out of range 0..% of namespace "%"', wanted, max_worker, ns.namespace
+            USING ERRCODE = '22023';
+    END IF;
+
+    IF wanted IS NULL THEN
+        -- The node's own lease first (a restart), then the lowest free id.
+        SELECT l.worker_id INTO wanted FROM @extschema@.snowflake_registry_leases l
+            WHERE l.namespace = ns.namespace AND l.system_identifier = snowflake_registry_acquire.system_identifier
+              AND l.lease_epoch = resume_epoch AND l.holder_token = resume_token AND l.released_at IS NULL;
+        IF wanted IS NULL THEN
+            SELECT g.id INTO wanted
+              FROM generate_series(0, max_worker) AS g(id)
+              LEFT JOIN @extschema@.snowflake_registry_leases l ON l.namespace = ns.namespace AND l.worker_id = g.id
+             WHERE l.worker_id IS NULL OR l.released_at IS NOT NULL
+                OR l.renewed_at + make_interval(secs => l.horizon_ms / 1000.0) + ns.stale_margin < now_ts
+             ORDER BY g.id
+             LIMIT 1;
+        END IF;
+        IF wanted IS NULL THEN
+            RAISE EXCEPTION 'no free worker id in namespace "%": all % are held by live nodes', ns.namespace, max_worker + 1
+                USING ERRCODE = 'SFL04',
+                      HINT = 'Stop a node, or give the namespace more worker_bits (a new namespace: the layout is fixed per namespace).';
+        END IF;
+    END IF;
+
+    SELECT * INTO old FROM @extschema@.snowflake_registry_leases l
+        WHERE l.namespace = ns.namespace AND l.worker_id = wanted FOR UPDATE;
+    held := FOUND AND old.released_at IS NULL
+            AND old.renewed_at + make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin >= now_ts;
+    IF held
+       -- IS NOT TRUE: without a lease on disk (resume_epoch NULL) the test is
+       -- NULL, and NOT NULL would skip the refusal (0.3.0 did: a node of the
+       -- holder's cluster and timeline with no lease on disk took it at once).
+       AND (old.system_identifier = snowflake_registry_acquire.system_identifier
+            AND (snowflake_registry_acquire.timeline > old.timeline
+                 OR (snowflake_registry_acquire.timeline = old.timeline AND old.lease_epoch = resume_epoch
+                     AND old.holder_token = resume_token))) IS NOT TRUE THEN
+        RAISE EXCEPTION 'worker id % of namespace "%" is held by node "%" (system %, timeline %), renewed % ago',
+                        wanted, ns.namespace, old.node_name, old.system_identifier, old.timeline,
+                        date_trunc('second', now_ts - old.renewed_at)
+            USING ERRCODE = 'SFL02',
+                  DETAIL = format('Lease epoch %s reaches %s; it becomes free when that node stops cleanly or %s after its last renewal.',
+                                  old.lease_epoch,
+                                  to_char(to_timestamp((ns.epoch_ms + old.ceiling_tick) / 1000.0) AT TIME ZONE 'UTC',
+                                          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                  make_interval(secs => old.horizon_ms / 1000.0) + ns.stale_margin),
+                  HINT = 'Give this node another snowflake_id.worker_id, or auto.';
+    END IF;
+    IF held AND caller_instance IS NOT NULL
+       AND snowflake_registry_acquire.timeline = old.timeline
+       AND old.lease_epoch = resume_epoch AND old.holder_token = resume_token THEN
+        IF old.instance = caller_instance THEN
+            -- The same postmaster (its keeper restarted, or shared memory
+            -- reinitialised after a crash): the lease goes on as it is.
+            worker_id := wanted;
+            lease_epoch := old.lease_epoch;
+            holder_token := old.holder_token;
+            floor_tick := old.floor_tick;
+            ceiling_tick := old.ceiling_tick;
+            RETURN;
+        END IF;
+        -- The silence (core/src/lease/copies.rs, silence_ms).
+        silence := make_interval(secs => greatest(old.horizon_ms / 4, greatest(old.horizon_ms / 10, 1) + 6000) / 1000.0);
+        IF old.renewed_at + silence >= now_ts THEN
+            RAISE EXCEPTION 'worker id % of namespace "%" is in use by another running start of this server (node "%", renewed % ago)',
+                            wanted, ns.namespace, old.node_name, now_ts - old.renewed_at
+                USING ERRCODE = 'SFL05',
+                      DETAIL = format('This server has the holder''s system identifier %s, timeline %s and lease (epoch %s) on disk, but another postmaster start renews it: this data directory is a copy of a running node (a VM snapshot, a base backup started as a primary), or the holder restarted less than %s after its last renewal.',
+                                      old.system_identifier, old.timeline, old.lease_epoch,
+                                      silence),
+                      HINT = 'A copy must not issue under the original''s lease: give it its own snowflake_id.worker_id (or auto, which takes a free one) or its own snowflake_id.registry_namespace. A restarted holder needs nothing: it is granted the worker id anew once the old start has been silent that long.';
+        END IF;
+        -- Silent since: a new grant below, above the old ceiling (the old
+        -- start may be paused, not gone, and issue up to it).
+    END IF;
+
+    worker_id := wanted;
+    lease_epoch := coalesce(old.lease_epoch, 0) + 1;
+    -- Never 0: a node writes 0 for a lease it released.
+    holder_token := greatest(1, (random() * 9223372036854775807)::bigint);
+    floor_tick := coalesce(old.ceiling_tick + 1, 0);
+    -- A horizon past the node's tick, at least a quarter horizon past the
+    -- floor (core/src/lease.rs, grant: takeovers in a row do not add up).
+    ceiling_tick := greatest(floor_tick + greatest(horizon_ms / 4, 1), tick + horizon_ms);
+    INSERT INTO @extschema@.snowflake_registry_leases AS l
+        VALUES (ns.namespace, worker_id, lease_epoch, holder_token, snowflake_registry_acquire.system_identifier,
+                snowflake_registry_acquire.timeline, node_name, floor_tick, ceiling_tick, horizon_ms,
+                now_ts, now_ts, NULL, caller_instance)
+        ON CONFLICT ON CONSTRAINT snowflake_registry_leases_pkey DO UPDATE
+        SET lease_epoch = excluded.lease_epoch, holder_token = excluded.holder_token,
+            system_identifier = excluded.system_identifier,
+            timeline = excluded.timeline, node_name = excluded.node_name, floor_tick = excluded.floor_tick,
+            ceiling_tick = excluded.ceiling_tick, horizon_ms = excluded.horizon_ms,
+            granted_at = excluded.granted_at, renewed_at = excluded.renewed_at, released_at = NULL,
+            instance = excluded.instance;
+END
+$acquire$;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS
+    'snowflake_id registry: grants a worker id (wanted, or the lowest free one) above every ceiling granted before';
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_renew(
+    namespace text,
+    worker_id integer,
+    lease_epoch bigint,
+    holder_token bigint,
+    node_tick bigint,
+    horizon_ms bigint,
+    OUT ceiling_tick bigint)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $renew$
+DECLARE
+    l @extschema@.snowflake_registry_leases;
+    tick bigint;
+    caller_instance bigint := nullif(current_setting('snowflake_registry.instance', true), '')::bigint;
+BEGIN
+    IF namespace IS NULL OR worker_id IS NULL OR lease_epoch IS NULL OR holder_token IS NULL OR node_tick IS NULL
+       OR horizon_ms IS NULL THEN
+        RAISE EXCEPTION 'snowflake_registry_renew: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF horizon_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'snowflake_registry_renew: a horizon of % ms is not between 1 ms and a day', horizon_ms
+            USING ERRCODE = '22023';
+    END IF;
+    -- snowflake_registry_check_holder's test, written out: a PL/pgSQL call
+    -- of it would be resolved by name at run time (see that function).
+    SELECT * INTO l FROM @extschema@.snowflake_registry_leases r
+        WHERE r.namespace = snowflake_registry_renew.namespace AND r.worker_id = snowflake_registry_renew.worker_id
+        FOR UPDATE;
+    IF NOT FOUND OR l.lease_epoch IS DISTINCT FROM snowflake_registry_renew.lease_epoch
+       OR l.holder_token IS DISTINCT FROM snowflake_registry_renew.holder_token OR l.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is lost', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL01',
+                  DETAIL = CASE WHEN NOT FOUND THEN 'The registry has no lease on that worker id.'
+                                WHEN l.released_at IS NOT NULL THEN format('It was released at %s.', l.released_at)
+                                WHEN l.lease_epoch = snowflake_registry_renew.lease_epoch
+                                    THEN 'The registry has another grant under that epoch (it lost the one this node holds).'
+                                ELSE format('Node "%s" (system %s, timeline %s) holds it with epoch %s since %s.',
+                                            l.node_name, l.system_identifier, l.timeline, l.lease_epoch, l.granted_at)
+                           END;
+    END IF;
+    IF caller_instance IS NOT NULL AND l.instance IS NOT NULL AND l.instance <> caller_instance THEN
+        RAISE EXCEPTION 'the lease on worker id % of namespace "%" (epoch %) is renewed by another start of this server', worker_id, namespace, lease_epoch
+            USING ERRCODE = 'SFL05',
+                  DETAIL = format('Node "%s" holds it under another postmaster start, last renewed %s ago: this server went on under the lease on disk without the registry''s answer, and is a copy of that node''s data directory or was replaced by a restart of it.',
+                                  l.node_name, clock_timestamp() - l.renewed_at),
+                  HINT = 'This server issues no more IDs under this lease. Give a copy its own snowflake_id.worker_id (or auto) or its own snowflake_id.registry_namespace.';
+    END IF;
+    SELECT least(node_tick, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - n.epoch_ms + 86400000) INTO tick
+      FROM @extschema@.snowflake_registry_namespaces n WHERE n.namespace = l.namespace;
+    ceiling_tick := greatest(l.ceiling_tick, tick + horizon_ms, l.floor_tick + greatest(horizon_ms / 4, 1));
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = snowflake_registry_renew.ceiling_tick, horizon_ms = snowflake_registry_renew.horizon_ms,
+           renewed_at = clock_timestamp(), instance = coalesce(r.instance, caller_instance)
+     WHERE r.namespace = l.namespace AND r.worker_id = l.worker_id;
+END
+$renew$;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) IS
+    'snowflake_id registry: raises the ceiling of a lease still held; SQLSTATE SFL01 once it is lost';
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_release(
+    namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $release$
+BEGIN
+    UPDATE @extschema@.snowflake_registry_leases r
+       SET ceiling_tick = greatest(r.floor_tick - 1, least(r.ceiling_tick, last_tick)), released_at = clock_timestamp()
+     WHERE r.namespace = snowflake_registry_release.namespace AND r.worker_id = snowflake_registry_release.worker_id
+       AND r.lease_epoch = snowflake_registry_release.lease_epoch
+       AND r.holder_token = snowflake_registry_release.holder_token AND r.released_at IS NULL
+       AND (r.instance IS NULL OR r.instance = coalesce(nullif(current_setting('snowflake_registry.instance', true), '')::bigint, r.instance));
+    RETURN FOUND;
+END
+$release$;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint) IS
+    'snowflake_id registry: ends a lease at a clean stop, lowering its ceiling to the last tick issued';
 CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
@@ -208,6 +464,8 @@ BEGIN ATOMIC
        AND h.worker_id = snowflake_registry_history_of.worker_id
      ORDER BY h.from_tick, h.to_tick;
 END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint) IS
+    'snowflake_id registry: the history slots claimed on a worker id, for the holder of its lease';
 CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
@@ -234,7 +492,43 @@ BEGIN ATOMIC
                 snowflake_registry_record_history.to_tick, snowflake_registry_record_history.level)
         ON CONFLICT ON CONSTRAINT snowflake_registry_history_pkey DO UPDATE SET level = greatest(h.level, excluded.level);
 END;
-CREATE FUNCTION @extschema@.snowflake_registry_acquire(
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
+    'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
+DO $acl$
+DECLARE
+    pair pg_catalog.text[];
+    source pg_catalog.regprocedure;
+    target pg_catalog.regprocedure;
+    acl pg_catalog.aclitem[];
+    owner pg_catalog.oid;
+    item record;
+BEGIN
+    FOREACH pair SLICE 1 IN ARRAY ARRAY[
+        ['@extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)'],
+        ['@extschema@.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)'],
+        ['@extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint)'],
+        ['@extschema@.snowflake_registry_history_of(text, integer, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_history_of(text, integer, bigint, bigint)'],
+        ['@extschema@.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer)', 'snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer)']
+    ]::pg_catalog.text[] LOOP
+        source := pair[1]::pg_catalog.regprocedure;
+        target := pair[2]::pg_catalog.regprocedure;
+        SELECT p.proacl, p.proowner INTO acl, owner FROM pg_catalog.pg_proc p
+         WHERE p.oid OPERATOR(pg_catalog.=) source::pg_catalog.oid;
+        CONTINUE WHEN acl IS NULL;
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', target);
+        FOR item IN
+            SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(acl) a
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' AND a.grantee OPERATOR(pg_catalog.<>) owner
+        LOOP
+            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', target,
+                                      CASE WHEN item.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END,
+                                      CASE WHEN item.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        END LOOP;
+    END LOOP;
+END
+$acl$;
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
     system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
     resume_epoch bigint DEFAULT NULL, resume_token bigint DEFAULT NULL,
@@ -251,8 +545,7 @@ BEGIN ATOMIC
                snowflake_registry_acquire.node_tick, snowflake_registry_acquire.horizon_ms,
                snowflake_registry_acquire.resume_epoch, snowflake_registry_acquire.resume_token) a;
 END;
-
-CREATE FUNCTION @extschema@.snowflake_registry_renew(
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_renew(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, node_tick bigint,
     horizon_ms bigint, OUT ceiling_tick bigint)
     LANGUAGE sql VOLATILE
@@ -262,8 +555,7 @@ BEGIN ATOMIC
                snowflake_registry_renew.lease_epoch, snowflake_registry_renew.holder_token,
                snowflake_registry_renew.node_tick, snowflake_registry_renew.horizon_ms);
 END;
-
-CREATE FUNCTION @extschema@.snowflake_registry_release(
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_release(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint, last_tick bigint)
     RETURNS boolean
     LANGUAGE sql VOLATILE
@@ -273,8 +565,7 @@ BEGIN ATOMIC
                snowflake_registry_release.lease_epoch, snowflake_registry_release.holder_token,
                snowflake_registry_release.last_tick);
 END;
-
-CREATE FUNCTION @extschema@.snowflake_registry_history_of(
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_history_of(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint)
     RETURNS TABLE (claim_epoch bigint, from_tick bigint, to_tick bigint, level integer)
     LANGUAGE sql VOLATILE
@@ -284,8 +575,7 @@ BEGIN ATOMIC
                snowflake_registry_history_of.namespace, snowflake_registry_history_of.worker_id,
                snowflake_registry_history_of.lease_epoch, snowflake_registry_history_of.holder_token) h;
 END;
-
-CREATE FUNCTION @extschema@.snowflake_registry_record_history(
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_registry_record_history(
     namespace text, worker_id integer, lease_epoch bigint, holder_token bigint,
     from_tick bigint, to_tick bigint, level integer)
     RETURNS void
@@ -297,17 +587,114 @@ BEGIN ATOMIC
                snowflake_registry_record_history.from_tick, snowflake_registry_record_history.to_tick,
                snowflake_registry_record_history.level);
 END;
+COMMENT ON FUNCTION @extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) IS NULL;
+COMMENT ON FUNCTION @extschema@.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) IS NULL;
+COMMENT ON FUNCTION @extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint) IS NULL;
+COMMENT ON FUNCTION @extschema@.snowflake_registry_history_of(text, integer, bigint, bigint) IS NULL;
+COMMENT ON FUNCTION @extschema@.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS NULL;
 
-
--- The logical guard: 0.7.0's two entry points in snowflake_id_internal went,
--- the implementation takes their place (its DEFAULT NULL serves both forms
--- they had), the DDL trigger's function moves beside it (the event trigger
--- follows) and calls it instead of repeating its loop, and @extschema@
--- gets an entry point bound to it.
-ALTER FUNCTION @extschema@.snowflake_logical_guard(pg_catalog.regclass) SET SCHEMA snowflake_id_internal;
-ALTER FUNCTION @extschema@.snowflake_logical_guard_ddl() SET SCHEMA snowflake_id_internal;
+-- The logical guard the same way: 0.7.0's two entry points in
+-- snowflake_id_internal become the implementation and its every-table
+-- form, the public function an entry point into them (all in place), and
+-- the DDL trigger's function moves beside them (the event trigger follows
+-- it) and calls the guard instead of repeating its loop.
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass)
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = '50ms'
+AS $guard$
+DECLARE
+    r record;
+    args text;
+    done boolean;
+    lookalikes text;
+    waits_end timestamptz := pg_catalog.clock_timestamp() + interval '2 s';
+BEGIN
+    FOR r IN
+        SELECT a.attrelid AS rel, pg_catalog.array_agg(a.attname ORDER BY a.attnum) AS cols
+          FROM pg_catalog.pg_attrdef d
+          JOIN pg_catalog.pg_depend dep
+            ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid
+           AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND dep.refobjid = '@extschema@.snowflake_nextval()'::pg_catalog.regprocedure
+          JOIN pg_catalog.pg_attribute a
+            ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND NOT a.attisdropped
+           AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+          JOIN pg_catalog.pg_class c ON c.oid = d.adrelid AND c.relkind = 'r'
+         WHERE tbl IS NULL OR d.adrelid = tbl
+         GROUP BY a.attrelid
+         ORDER BY a.attrelid
+    LOOP
+        -- A trigger already there with these columns, enabled as REPLICA (or
+        -- ALWAYS, or disabled: the DBA's choice, kept): done. One enabled
+        -- for local sessions ('O', as CREATE TRIGGER leaves it) is made anew.
+        CONTINUE WHEN EXISTS (
+            SELECT FROM pg_catalog.pg_trigger t
+             WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received' AND t.tgenabled <> 'O'
+               AND t.tgfoid = '@extschema@.snowflake_id_received()'::pg_catalog.regprocedure
+               AND t.tgargs = (SELECT pg_catalog.string_agg(
+                                             pg_catalog.convert_to(col::pg_catalog.text, pg_catalog.getdatabaseencoding())
+                                             || pg_catalog.decode('00', 'hex'), ''::pg_catalog.bytea ORDER BY ord)
+                                 FROM pg_catalog.unnest(r.cols) WITH ORDINALITY AS u(col, ord)));
+        SELECT pg_catalog.string_agg(pg_catalog.quote_literal(col), ', ') INTO args
+          FROM pg_catalog.unnest(r.cols) AS col;
+        done := false;
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', GREATEST(1, LEAST(50, (pg_catalog.date_part('epoch',
+                        waits_end - pg_catalog.clock_timestamp()) * 1000)::integer))::text || 'ms', true);
+            -- (Dropped only when there: DROP ... IF EXISTS says NOTICE at every new table.)
+            IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid = r.rel AND t.tgname = 'snowflake_id_received') THEN
+                EXECUTE pg_catalog.format('DROP TRIGGER snowflake_id_received ON %s', r.rel::pg_catalog.regclass);
+            END IF;
+            EXECUTE pg_catalog.format(
+                'CREATE TRIGGER snowflake_id_received BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s.snowflake_id_received(%s)',
+                r.rel::pg_catalog.regclass, '@extschema@', args);
+            EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE REPLICA TRIGGER snowflake_id_received',
+                                      r.rel::pg_catalog.regclass);
+            done := true;
+        EXCEPTION WHEN OTHERS THEN
+            -- Functions of this name that are not the extension's make the
+            -- hint's call ambiguous: named, so that the DBA drops them first.
+            SELECT pg_catalog.string_agg(pg_catalog.format('%s (owned by role %s)', p.oid::pg_catalog.regprocedure,
+                                                           p.proowner::pg_catalog.regrole), ', ' ORDER BY p.oid)
+              INTO lookalikes
+              FROM pg_catalog.pg_proc p
+             WHERE p.proname = 'snowflake_logical_guard'
+               AND p.pronamespace = (SELECT e.extnamespace FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake_id')
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                WHERE m.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND m.objid = p.oid
+                                  AND m.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND m.deptype = 'e');
+            RAISE WARNING 'snowflake_id: the logical replication guard is not on table %: %',
+                          r.rel::pg_catalog.regclass, SQLERRM
+                USING HINT = pg_catalog.format(
+                    'Once that is resolved, run SELECT * FROM snowflake_id_internal.snowflake_logical_guard(%L::pg_catalog.regclass); '
+                    'as the table''s owner or a superuser.%s',
+                    r.rel::pg_catalog.regclass::pg_catalog.text,
+                    CASE WHEN lookalikes IS NOT NULL
+                         THEN pg_catalog.format(' Also drop %s: not the extension''s, it makes calls of '
+                                                'snowflake_logical_guard by name ambiguous for every role.',
+                                                lookalikes) ELSE '' END);
+        END;
+        CONTINUE WHEN NOT done;
+        table_name := r.rel;
+        columns := r.cols;
+        RETURN NEXT;
+    END LOOP;
+END;
+$guard$;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
     'snowflake_id: puts the logical replication guard on one table, or with NULL on every table whose bigint key defaults to snowflake_nextval()';
+CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_logical_guard()
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns FROM snowflake_id_internal.snowflake_logical_guard(NULL::pg_catalog.regclass) g;
+END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard() IS
+    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval()';
+ALTER FUNCTION @extschema@.snowflake_logical_guard_ddl() SET SCHEMA snowflake_id_internal;
 CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_logical_guard_ddl()
     RETURNS event_trigger
     LANGUAGE plpgsql VOLATILE
@@ -360,8 +747,7 @@ BEGIN
     END LOOP;
 END;
 $ddl$;
-
-CREATE FUNCTION @extschema@.snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE sql VOLATILE
 BEGIN ATOMIC
@@ -370,9 +756,9 @@ END;
 COMMENT ON FUNCTION @extschema@.snowflake_logical_guard(pg_catalog.regclass) IS
     'snowflake_id: puts the logical replication guard on every table (or one) whose bigint key defaults to snowflake_nextval()';
 
-
--- snowflake_convert and snowflake_cluster_check the same way (the
--- snowflake_cluster_problems view follows the check).
+-- snowflake_convert and snowflake_cluster_check move with their identity
+-- (the snowflake_cluster_problems view follows the check), and the
+-- extension's schema gets entry points into them.
 ALTER FUNCTION @extschema@.snowflake_convert(pg_catalog.regclass, pg_catalog.name, boolean, pg_catalog.name) SET SCHEMA snowflake_id_internal;
 -- Its body as a fresh install has it: the same work, with hints that call
 -- schema-qualified, typed names.
@@ -690,7 +1076,6 @@ END
 $convert$;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_convert(pg_catalog.regclass, pg_catalog.name, boolean, pg_catalog.name) IS
     'snowflake_id: the implementation of snowflake_convert()';
-
 CREATE FUNCTION @extschema@.snowflake_convert(tbl pg_catalog.regclass, col pg_catalog.name,
                                               dry_run boolean DEFAULT false, rekey_by pg_catalog.name DEFAULT NULL)
     RETURNS SETOF text
@@ -701,12 +1086,9 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION @extschema@.snowflake_convert(pg_catalog.regclass, pg_catalog.name, boolean, pg_catalog.name) IS
     'moves a serial, identity or nextval() key column to DEFAULT snowflake_nextval(), widening it and its foreign keys to bigint, and with rekey_by re-keys the rows to IDs of their own time';
-
 ALTER FUNCTION @extschema@.snowflake_cluster_check() SET SCHEMA snowflake_id_internal;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_cluster_check() IS
     'snowflake_id: the implementation of snowflake_cluster_check()';
-
--- The public entry point, bound to the implementation when created.
 CREATE FUNCTION @extschema@.snowflake_cluster_check()
     RETURNS TABLE (node text, worker_id bigint, layout text, problem text)
     LANGUAGE sql VOLATILE
@@ -715,4 +1097,3 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION @extschema@.snowflake_cluster_check() IS
     'snowflake_id on Citus and among logical peers: one row per node with an unset or shared worker id, another layout than the coordinator''s (this node''s), no answer or another problem';
-

@@ -725,11 +725,64 @@ fn an_ordinary_roles_use_of_an_internal_wrapper_does_not_stop_the_update_from_0_
     let mut c = cluster.connect();
     c.batch_execute("CREATE EXTENSION snowflake_id VERSION '0.8.0'; CREATE ROLE mallory LOGIN;").unwrap();
     let mut mallory = cluster.config().user("mallory").connect(postgres::NoTls).unwrap();
+    // One of each kind of 0.7.0 wrapper: the library's, the registry's,
+    // the logical guard's (a view needs no EXECUTE to be made).
     mallory
         .batch_execute(
-            "CREATE TEMP TABLE hold (at timestamptz DEFAULT snowflake_id_internal.snowflake_timestamp(0::bigint))",
+            "CREATE TEMP TABLE hold (at timestamptz DEFAULT snowflake_id_internal.snowflake_timestamp(0::bigint));
+             CREATE TEMP VIEW at AS SELECT snowflake_id_internal.snowflake_nextval_at(now());
+             CREATE TEMP VIEW renew AS SELECT snowflake_id_internal.snowflake_registry_renew('n', 0, 1::bigint,
+                 1::bigint, 1::bigint, 1000::bigint);
+             CREATE TEMP VIEW guard AS SELECT * FROM snowflake_id_internal.snowflake_logical_guard();
+             CREATE TEMP VIEW guard_one AS
+                 SELECT * FROM snowflake_id_internal.snowflake_logical_guard('pg_class'::regclass);",
         )
         .unwrap();
     c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("{}", common::describe(&e)));
     mallory.batch_execute("INSERT INTO hold DEFAULT VALUES").unwrap();
+    // What they use is the implementation now, with its privileges: the
+    // registry's is not mallory's to call.
+    let e = common::sql_error(&mut mallory, "SELECT * FROM renew");
+    assert_eq!(e.code, "42501", "{e:?}");
+    assert_same_as_a_fresh_install(&cluster, &mut c);
+}
+
+/// What a DBA granted or revoked on 0.8.0's functions still holds after the
+/// update, through whichever function now does the work: a REVOKE on the
+/// public status function and accessor keeps a role out of the status view
+/// and the decoder (which read their twins in snowflake_id_internal now),
+/// and a node role's grant on the registry's acquire reaches the
+/// implementation that nodes call.
+#[test]
+fn the_update_from_0_8_0_keeps_the_dbas_grants_and_revokes() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 11"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.8.0';
+         CREATE ROLE eve LOGIN; CREATE ROLE node LOGIN;
+         REVOKE EXECUTE ON FUNCTION snowflake_id_status() FROM PUBLIC;
+         REVOKE EXECUTE ON FUNCTION snowflake_timestamp(bigint) FROM PUBLIC;
+         GRANT EXECUTE ON FUNCTION snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer,
+                                                              text, bigint, bigint, bigint, bigint) TO node;",
+    )
+    .unwrap();
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+    let mut eve = cluster.config().user("eve").connect(postgres::NoTls).unwrap();
+    for denied in ["SELECT last_id FROM public.snowflake_id_status", "SELECT (public.snowflake_decode(1::bigint)).ts"] {
+        let e = sql_error(&mut eve, denied);
+        assert_eq!(e.code, "42501", "{denied}: {e:?}");
+    }
+    let mut node = cluster.config().user("node").connect(postgres::NoTls).unwrap();
+    node.query_one(
+        "SELECT worker_id FROM snowflake_id_internal.snowflake_registry_acquire('n', 10, 12, 0::bigint, NULL::integer,
+             '1', 1, 'a', 1::bigint, 1000::bigint, NULL::bigint, NULL::bigint)",
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("the node's grant: {}", common::describe(&e)));
+    let e = sql_error(
+        &mut eve,
+        "SELECT worker_id FROM snowflake_id_internal.snowflake_registry_acquire('n', 10, 12, 0::bigint, NULL::integer,
+             '2', 1, 'b', 1::bigint, 1000::bigint, NULL::bigint, NULL::bigint)",
+    );
+    assert_eq!(e.code, "42501", "{e:?}");
 }

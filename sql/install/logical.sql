@@ -37,7 +37,7 @@ COMMENT ON FUNCTION snowflake_id_received() IS
 -- most, and all of them together 2 s at most (then 1 ms each), however
 -- many tables other sessions keep locked. The SET clause restores the
 -- caller's lock_timeout on return.
-CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass DEFAULT NULL)
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard(tbl pg_catalog.regclass)
     RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
     LANGUAGE plpgsql VOLATILE
     SET search_path = pg_catalog, pg_temp
@@ -125,6 +125,17 @@ END;
 $guard$;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard(pg_catalog.regclass) IS
     'snowflake_id: puts the logical replication guard on one table, or with NULL on every table whose bigint key defaults to snowflake_nextval()';
+
+-- Every table whose bigint key defaults to snowflake_nextval(): the form
+-- the docs give a DBA.
+CREATE FUNCTION snowflake_id_internal.snowflake_logical_guard()
+    RETURNS TABLE (table_name pg_catalog.regclass, columns pg_catalog.name[])
+    LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT g.table_name, g.columns FROM snowflake_id_internal.snowflake_logical_guard(NULL::pg_catalog.regclass) g;
+END;
+COMMENT ON FUNCTION snowflake_id_internal.snowflake_logical_guard() IS
+    'snowflake_id: puts the logical replication guard on every table whose bigint key defaults to snowflake_nextval()';
 
 -- The public entry point, as 0.5.0 made it: bound to the implementation
 -- when created (a look-alike planted beside it changes nothing it runs).

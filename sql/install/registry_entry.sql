@@ -5,9 +5,12 @@
 -- implementation when it is created, and pg_upgrade or pg_dump re-create it
 -- from a text that names only the owner-only schema: nothing another role
 -- puts in @extschema@ changes what it runs or stops its re-creation. None
--- is SECURITY DEFINER and none is restricted: the implementation checks the
--- caller's EXECUTE, so the grants a DBA gives the nodes' roles are on the
--- implementations (docs/fleets.md), and the only ones needed.
+-- is SECURITY DEFINER; each is revoked from PUBLIC like its implementation,
+-- whose EXECUTE is checked too. The grants a DBA gives the nodes' roles are
+-- on the implementations (docs/fleets.md); a node of 0.6.0, which calls
+-- these, needs them here as well. (A registry updated from 0.8.0 keeps the
+-- grants it had on these names: these are the functions that were the
+-- implementations, replaced in place.)
 CREATE FUNCTION @extschema@.snowflake_registry_acquire(
     namespace text, worker_bits integer, sequence_bits integer, epoch_ms bigint, wanted integer,
     system_identifier text, timeline integer, node_name text, node_tick bigint, horizon_ms bigint,
@@ -71,6 +74,12 @@ BEGIN ATOMIC
                snowflake_registry_record_history.from_tick, snowflake_registry_record_history.to_tick,
                snowflake_registry_record_history.level);
 END;
+
+REVOKE EXECUTE ON FUNCTION @extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.snowflake_registry_history_of(text, integer, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) FROM PUBLIC;
 
 -- What a DBA reads: each worker id ever granted, its holder and its range.
 -- Parsed at CREATE like the function above, and run by whoever reads it
