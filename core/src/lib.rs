@@ -12,11 +12,11 @@ pub mod history;
 pub mod id_text;
 pub mod layout;
 pub mod lease;
+pub mod logical_guard;
 pub mod mark_record;
 pub mod minors;
 pub mod preload;
 pub mod quote;
-pub mod received;
 pub mod state_file;
 mod utc;
 

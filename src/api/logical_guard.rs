@@ -3,7 +3,9 @@
 //! table whose key defaults to `snowflake_nextval()`, enabled as a REPLICA
 //! trigger: it fires only where `session_replication_role = replica`, which
 //! is how apply workers run (native and pglogical), so local inserts never
-//! call it.
+//! call it. The function and the trigger keep the SQL name
+//! `snowflake_id_received`: every guarded table's trigger, and every dump
+//! of one, names it.
 //!
 //! Written against the C trigger interface rather than pgrx's `#[pg_trigger]`
 //! so that one applied row costs a column read and one spinlock hold, no
@@ -16,7 +18,7 @@ use std::ffi::CStr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use crate::service::received;
+use crate::service::logical_guard;
 
 #[no_mangle]
 #[doc(hidden)]
@@ -80,7 +82,7 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
             let mut is_null = false;
             let datum = pg_sys::heap_getattr(tuple, attnum, tupdesc, &mut is_null);
             if !is_null {
-                received::saw(datum.value() as i64);
+                logical_guard::saw(datum.value() as i64);
             }
         }
     }
