@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use snowflake_id_core::history::{history_slots, Claimed, LevelMap, StoredMap, FILE_NAME};
+use snowflake_id_core::past_instants::{history_slots, Claimed, LevelMap, StoredMap, FILE_NAME};
 
 use super::file::{self, WriteError};
 use crate::refusal::raise_io;

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 
 use pgrx::PgSqlErrorCode;
-use snowflake_id_core::history::{
+use snowflake_id_core::past_instants::{
     answer, history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError,
     StoredMap, MAX_COUNTED_MS,
 };

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use pgrx::PgSqlErrorCode;
-use snowflake_id_core::history::{Interval, RecordedClaim};
+use snowflake_id_core::past_instants::{Interval, RecordedClaim};
 
 use super::registry_session::{signature, RegistrySession};
 use super::writer::query_keeps_going;

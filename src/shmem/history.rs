@@ -6,7 +6,7 @@
 //! them.
 
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgLwLock};
-use snowflake_id_core::history::{Interval, LevelMap};
+use snowflake_id_core::past_instants::{Interval, LevelMap};
 use snowflake_id_core::StoredLayout;
 
 /// Intervals the map keeps; more are merged at the larger level
