@@ -5,5 +5,5 @@
 //! order is the generator service's (`service/writer.rs`).
 
 pub mod file;
-pub mod history_file;
+pub mod past_instants_file;
 pub mod wal;

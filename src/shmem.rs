@@ -18,9 +18,9 @@ use snowflake_id_core::GeneratorState;
 
 use crate::pg::spinlock::{Guard, SpinLocked};
 
-pub mod history;
 pub mod lease;
 pub mod log_limit;
+pub mod past_instants;
 pub mod short_text;
 
 pub use lease::{LeaseState, RegistryShared};
@@ -126,7 +126,7 @@ pub fn init() {
         })
     );
     pg_shmem_init!(STATE_IO);
-    history::init();
+    past_instants::init();
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

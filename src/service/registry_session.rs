@@ -220,7 +220,7 @@ fn printable(names: &str) -> String {
 }
 
 /// Says once per process (the keeper reconnects, a backend claims history
-/// again and again) which roles besides the owner may create in the
+/// slots again and again) which roles besides the owner may create in the
 /// registry's schema, and which functions of another role sit there under
 /// a registry function's name. Since 0.7.0 neither changes what a node
 /// does, but such a role can make other roles' own calls of the
@@ -292,6 +292,8 @@ pub mod signature {
     pub const ACQUIRE: [&str; 12] = [TEXT, INT, INT, BIGINT, INT, TEXT, INT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT];
     pub const RENEW: [&str; 6] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT];
     pub const RELEASE: [&str; 5] = [TEXT, INT, BIGINT, BIGINT, BIGINT];
+    /// The registry's functions for past-instant claims keep their SQL names:
+    /// `snowflake_registry_history_of`, `snowflake_registry_record_history`.
     pub const HISTORY_OF: [&str; 4] = [TEXT, INT, BIGINT, BIGINT];
     pub const RECORD_HISTORY: [&str; 7] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT, INT];
 }
