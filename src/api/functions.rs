@@ -6,7 +6,8 @@ use snowflake_id_core::{Layout, Parts};
 
 use crate::pg::report::raise;
 use crate::refusal::raise_core;
-use crate::service::{advance, draw, past_instants};
+use crate::service::generator::{advance, draw};
+use crate::service::past_instants;
 use crate::settings::{self, raise_setting};
 
 /// The next ID of this server's shared generator.

@@ -11,7 +11,8 @@ use super::functions::to_timestamptz;
 use crate::mark::{file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::recovery::in_recovery;
-use crate::service::{draw, logical_guard};
+use crate::service::generator::draw;
+use crate::service::logical_guard;
 use crate::settings::{self, registry};
 use crate::shmem::{self, LeaseState, RegistryShared};
 

@@ -5,19 +5,26 @@
 //! refusal (no worker id, a state file that cannot be read or written) is
 //! logged, rate-limited, and the row goes in. Interrupts still end a wait,
 //! as in any query (an apply worker told to stop, stops).
+//!
+//! `peers` looks at the same subscriptions from the other side: it asks
+//! their publishers for their status, so that `snowflake_cluster_check()`
+//! names a worker id shared with a peer (or another layout) before any row
+//! of it arrives here.
 
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::logical_guard::{self as rule, Verdict};
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::{epoch, GeneratorState, Layout};
 
-use super::draw::try_generator_settings;
-use super::start::try_start;
-use super::writer::{policy, query_keeps_going, reserve};
+use super::generator::draw::try_generator_settings;
+use super::generator::start::try_start;
+use super::generator::writer::{policy, query_keeps_going, reserve};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::emit;
 use crate::shmem::log_limit::{self, Topic};
 use crate::shmem::{self, SharedWorkerSeen, ShortText};
+
+pub mod peers;
 
 /// How long (ms) a shared worker id stays the status view's `problem` after
 /// the last row that showed it: long enough for a scrape every minute or

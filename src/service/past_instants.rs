@@ -19,9 +19,9 @@ use snowflake_id_core::{epoch, Layout, StoredLayout};
 
 use self::leased::LeaseRef;
 
-use super::draw::{check_may_issue, generator_settings};
-use super::resume::stored_layout;
-use super::writer::query_keeps_going;
+use super::generator::draw::{check_may_issue, generator_settings};
+use super::generator::resume::stored_layout;
+use super::generator::writer::query_keeps_going;
 use crate::mark::{past_instants_file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::{check_for_interrupts, raise};

@@ -12,8 +12,8 @@ use snowflake_id_core::past_instants::{Interval, RecordedClaim};
 
 use crate::pg::libpq::Failure;
 use crate::pg::report::raise;
-use crate::service::registry_session::{signature, RegistrySession};
-use crate::service::writer::query_keeps_going;
+use crate::service::generator::writer::query_keeps_going;
+use crate::service::registry::session::{signature, RegistrySession};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{namespace, node_name};
 use crate::shmem::{self, LeaseState};
