@@ -108,7 +108,7 @@ fn in_apply_worker() -> bool {
 /// database's extension reaches 0.7.0 there is no such schema, and the hint
 /// names the function in the trigger function's schema, as 0.6.0 did.
 fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid) {
-    if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::Logical) {
+    if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::LogicalGuard) {
         let call = guard_call(relation, function).unwrap_or_else(|| "snowflake_logical_guard()".into());
         warning!(
             "snowflake_id: the trigger snowflake_id_received names column \"{}\", which is not a bigint column of \

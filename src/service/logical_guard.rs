@@ -178,7 +178,7 @@ pub fn problem(now_ms: i64) -> Option<String> {
 }
 
 fn warn_implausible(layout: &Layout, worker_id: i64, id: i64, tick: i64) {
-    if log_limit::due(Topic::Logical) {
+    if log_limit::due(Topic::LogicalGuard) {
         emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_WARNING,
@@ -202,7 +202,7 @@ fn warn_implausible(layout: &Layout, worker_id: i64, id: i64, tick: i64) {
 }
 
 fn warn_failed(worker_id: i64, why: &str) {
-    if log_limit::due(Topic::Logical) {
+    if log_limit::due(Topic::LogicalGuard) {
         emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_WARNING,
