@@ -283,7 +283,10 @@ fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
 
 /// The exact argument types of the registry's functions, as
 /// `sql/install/registry.sql` declares them (`pg_catalog.`-qualified: a type named
-/// `text` in another schema on the path must not stand in).
+/// `text` in another schema on the path must not stand in). Each is named
+/// for its function without `snowflake_registry_` (tests/skew.rs reads the
+/// names so); past-instant claims keep the SQL names, `history_of` and
+/// `record_history`.
 pub mod signature {
     const TEXT: &str = "pg_catalog.text";
     const INT: &str = "pg_catalog.int4";
@@ -292,8 +295,6 @@ pub mod signature {
     pub const ACQUIRE: [&str; 12] = [TEXT, INT, INT, BIGINT, INT, TEXT, INT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT];
     pub const RENEW: [&str; 6] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT];
     pub const RELEASE: [&str; 5] = [TEXT, INT, BIGINT, BIGINT, BIGINT];
-    /// The registry's functions for past-instant claims keep their SQL names:
-    /// `snowflake_registry_history_of`, `snowflake_registry_record_history`.
     pub const HISTORY_OF: [&str; 4] = [TEXT, INT, BIGINT, BIGINT];
     pub const RECORD_HISTORY: [&str; 7] = [TEXT, INT, BIGINT, BIGINT, BIGINT, BIGINT, INT];
 }
