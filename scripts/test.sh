@@ -279,7 +279,7 @@ BINARY_TIMEOUT=${BINARY_TIMEOUT:-1200}
 declare -A first_weight=([fleet]=112 [chaos]=78 [durability]=77 [replication]=71 [fleet_chaos]=69 [settings]=64
     [monitoring]=39 [status_problem]=37 [clock_accuracy]=34 [decoding]=32 [registry]=27 [sql_basics]=24
     [planning]=23 [barriers]=18 [server_lifecycle]=12 [convert]=11 [concurrency]=10 [upgrade]=6 [partman]=5
-    [clients]=12 [blocks]=40 [prerequisites]=1 [history]=110 [citus]=65 [hostile]=60 [text_forms]=10
+    [clients]=12 [blocks]=40 [prerequisites]=1 [past_instants]=110 [citus]=65 [hostile]=60 [text_forms]=10
     [registry_model]=60 [logical]=75 [logical_no_guard]=60 [docs]=5 [plants]=15 [skew]=50)
 
 # The weight of binary $2 on major $1, by which the binaries of one major

@@ -6,6 +6,6 @@ pub mod cluster;
 pub mod compat;
 pub mod functions;
 pub mod id_text;
+pub mod logical_guard;
 pub mod planner;
-pub mod received;
 pub mod status;

@@ -18,9 +18,9 @@ use snowflake_id_core::GeneratorState;
 
 use crate::pg::spinlock::{Guard, SpinLocked};
 
-pub mod history;
 pub mod lease;
 pub mod log_limit;
+pub mod past_instants;
 pub mod short_text;
 
 pub use lease::{LeaseState, RegistryShared};
@@ -61,25 +61,27 @@ pub struct Shared {
     pub write_failure: Option<ShortText>,
     /// The worker id's lease from a registry, when one is used.
     pub registry: RegistryShared,
-    pub logical: LogicalShared,
+    pub logical_guard: LogicalGuardShared,
 }
 
-/// What the logical replication guard (`service/received.rs`) remembers.
+/// What the logical replication guard (`service/logical_guard.rs`) remembers.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-pub struct LogicalShared {
+pub struct LogicalGuardShared {
     /// The generator's count of issued IDs when the guard last saw a row of
     /// its worker id (`None`: not since the start).
     pub issued_at_last_look: Option<u64>,
     /// Rows of this server's worker id applied since the start.
     pub received_own: u64,
     /// The last time rows of its worker id arrived while it issued IDs too.
-    pub shared_worker: Option<LogicalSeen>,
+    pub shared_worker: Option<SharedWorkerSeen>,
 }
 
+/// The last rows of this server's worker id that arrived while it issued
+/// IDs too: a peer shares the worker id.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct LogicalSeen {
+pub struct SharedWorkerSeen {
     pub seen_unix_ms: i64,
     pub worker_id: i64,
     /// Where the rows came from: origin and apply worker.
@@ -120,11 +122,11 @@ pub fn init() {
             standby_wait_seen_unix_ms: 0,
             write_failure: None,
             registry: RegistryShared::new(),
-            logical: LogicalShared { issued_at_last_look: None, received_own: 0, shared_worker: None },
+            logical_guard: LogicalGuardShared { issued_at_last_look: None, received_own: 0, shared_worker: None },
         })
     );
     pg_shmem_init!(STATE_IO);
-    history::init();
+    past_instants::init();
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

@@ -9,7 +9,7 @@
 //!   postgresql-15-pglogical, so 15 only); also with worker ids leased from
 //!   a registry. Every node converges to the same rows, no apply worker
 //!   logs an ERROR, every ID is distinct.
-//! - The guard (sql/install/logical.sql, src/service/received.rs), on every major
+//! - The guard (sql/install/logical.sql, src/service/logical_guard.rs), on every major
 //!   through a native one-way subscription: a successor with the same worker
 //!   id and its clock behind issues above every ID it received (also after
 //!   a kill -9 in the middle of a burst); two peers issuing with one worker

@@ -32,7 +32,7 @@
 //! few instructions of [`GeneratorState::next`] and does anything slow
 //! (reading the clock again, fsync, sleeping) between calls.
 
-use crate::{history, Error, Layout};
+use crate::{past_instants, Error, Layout};
 
 // The mark rule: how far each durable mark reaches (more methods of
 // `GeneratorState`, kept apart so that each file has one job).
@@ -224,7 +224,7 @@ impl GeneratorState {
         let from_wall = now.max(0) << s;
         // The top sequence numbers of every millisecond are past-instant
         // IDs' (invariant 9): a live ID never takes one.
-        let Some(candidate) = history::skip_history(layout, (self.last + 1).max(from_wall)) else {
+        let Some(candidate) = past_instants::skip_history(layout, (self.last + 1).max(from_wall)) else {
             return Err(exhausted());
         };
         let tick = candidate >> s;
@@ -554,7 +554,7 @@ mod tests {
         // Idle for longer than the activity window: no renewal, however close the mark.
         assert_eq!(st.renewal(&layout, 10_200, policy, 10_000, 500), None);
         // A burst that ran the logical clock ahead is due while the wall clock is not.
-        for _ in 0..(700 * history::live_sequences(&layout)) {
+        for _ in 0..(700 * past_instants::live_sequences(&layout)) {
             st.next(&layout, 101, policy, None).unwrap();
         }
         assert_eq!(st.renewal(&layout, 101, policy, 10_000, 500).map(|r| r.0), Some(1_800));
@@ -836,7 +836,7 @@ mod tests {
                 }
             }
             // The last live ID: the last tick's top sequence numbers are history slots.
-            assert_eq!(last, layout.max_counter() - history::history_slots(&layout), "{w}+{s}");
+            assert_eq!(last, layout.max_counter() - past_instants::history_slots(&layout), "{w}+{s}");
         }
     }
 

@@ -3,7 +3,7 @@
 //! This file is the one place the rule is written down; `sql/install/registry.sql`
 //! (the registry's side) computes the same numbers in SQL (checked against
 //! this file on a real server by `tests/registry_model.rs`), and
-//! `src/service/lease.rs` and `src/worker/registry_keeper.rs` (the node's
+//! `src/service/registry/lease.rs` and `src/worker/registry_keeper.rs` (the node's
 //! side) call the functions here.
 //!
 //! # What a lease is
@@ -315,7 +315,7 @@ pub fn takeover(
 }
 
 // ---------------------------------------------------------------------------
-// The node's side (src/service/lease.rs, src/worker/registry_keeper.rs)
+// The node's side (src/service/registry/lease.rs, src/worker/registry_keeper.rs)
 // ---------------------------------------------------------------------------
 
 /// The floor a node uses for a lease granted with floor `granted_floor` on

@@ -8,15 +8,15 @@
 pub mod epoch;
 mod error;
 pub mod generator;
-pub mod history;
 pub mod id_text;
 pub mod layout;
 pub mod lease;
+pub mod logical_guard;
 pub mod mark_record;
 pub mod minors;
+pub mod past_instants;
 pub mod preload;
 pub mod quote;
-pub mod received;
 pub mod state_file;
 mod utc;
 

@@ -20,8 +20,9 @@ pub enum Kind {
     Mark,
     /// A superuser moved the mark past given IDs (`snowflake_advance_past`).
     Advance,
-    /// A claim of history slots for past-instant IDs (`history::Claimed`).
-    History,
+    /// A claim of history slots for past-instant IDs (`past_instants::Claimed`);
+    /// named `HISTORY` in `pg_walinspect` and pg_waldump, as since 0.4.0.
+    PastInstants,
 }
 
 impl Kind {
@@ -29,7 +30,7 @@ impl Kind {
         match self {
             Kind::Mark => 0x10,
             Kind::Advance => 0x20,
-            Kind::History => 0x30,
+            Kind::PastInstants => 0x30,
         }
     }
 
@@ -38,7 +39,7 @@ impl Kind {
         match info & 0xF0 {
             0x10 => Some(Kind::Mark),
             0x20 => Some(Kind::Advance),
-            0x30 => Some(Kind::History),
+            0x30 => Some(Kind::PastInstants),
             _ => None,
         }
     }
@@ -49,7 +50,7 @@ impl Kind {
         match self {
             Kind::Mark => c"MARK",
             Kind::Advance => c"ADVANCE",
-            Kind::History => c"HISTORY",
+            Kind::PastInstants => c"HISTORY",
         }
     }
 }
@@ -198,7 +199,7 @@ mod tests {
 
     #[test]
     fn kinds_use_the_high_bits_only() {
-        for kind in [Kind::Mark, Kind::Advance, Kind::History] {
+        for kind in [Kind::Mark, Kind::Advance, Kind::PastInstants] {
             assert_eq!(kind.info() & 0x0F, 0);
             assert_eq!(Kind::from_info(kind.info() | 0x03), Some(kind));
         }

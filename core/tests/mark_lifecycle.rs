@@ -173,7 +173,7 @@ impl World {
                     prop_assert!(counter > self.highest, "ID {counter} not above {}", self.highest);
                     let sequence = counter & self.layout.max_sequence();
                     prop_assert!(
-                        sequence < snowflake_id_core::history::live_sequences(&self.layout),
+                        sequence < snowflake_id_core::past_instants::live_sequences(&self.layout),
                         "live ID {counter} in a history slot (sequence {sequence})"
                     );
                     self.highest = counter;

@@ -1,13 +1,13 @@
 //! `snowflake_logical_peers()`: what `snowflake_cluster_check()`
 //! (sql/install/cluster.sql) learns about the publishers of this database's
 //! subscriptions. Whom it connects to, and with whose connection string, is
-//! `service/logical_peers.rs`'s rule: only a superuser's call, only strings
+//! `service/logical_guard/peers.rs`'s rule: only a superuser's call, only strings
 //! a superuser chose; every other subscription is a row saying why it was
 //! not checked.
 
 use pgrx::prelude::*;
 
-use crate::service::logical_peers;
+use crate::service::logical_guard::peers;
 
 /// One row per subscription of this database (native and pglogical's):
 /// `node` names its publisher (never its connection string), `status` is
@@ -17,5 +17,5 @@ use crate::service::logical_peers;
 #[search_path(pg_catalog, pg_temp)]
 fn snowflake_logical_peers(
 ) -> TableIterator<'static, (name!(node, String), name!(status, Option<String>), name!(trouble, Option<String>))> {
-    TableIterator::new(logical_peers::peers().into_iter().map(|p| (p.node, p.status, p.trouble)))
+    TableIterator::new(peers::peers().into_iter().map(|p| (p.node, p.status, p.trouble)))
 }

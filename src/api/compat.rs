@@ -12,7 +12,7 @@ use snowflake_id_core::Parts;
 
 use super::functions::{decode, given_layout, require_superuser_to_advance, server_layout, to_timestamptz};
 use crate::pg::report::raise;
-use crate::service::advance;
+use crate::service::generator::advance;
 
 /// 0.1.0's `snowflake_decode(bigint)`, declared there with
 /// `SET search_path = @extschema@` so that the type is found by name.

@@ -6,7 +6,8 @@ use snowflake_id_core::{Layout, Parts};
 
 use crate::pg::report::raise;
 use crate::refusal::raise_core;
-use crate::service::{advance, draw, history};
+use crate::service::generator::{advance, draw};
+use crate::service::past_instants;
 use crate::settings::{self, raise_setting};
 
 /// The next ID of this server's shared generator.
@@ -81,7 +82,7 @@ fn snowflake_nextval_at(ts: TimestampWithTimeZone) -> i64 {
             Some("Give the instant the row happened at.".into()),
         );
     }
-    history::nextval_at(unix_ms_of(ts))
+    past_instants::nextval_at(unix_ms_of(ts))
 }
 
 /// Moves this server's generator past `id`: every ID it issues afterwards is

@@ -11,7 +11,8 @@ use super::functions::to_timestamptz;
 use crate::mark::{file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::recovery::in_recovery;
-use crate::service::{draw, received};
+use crate::service::generator::draw;
+use crate::service::logical_guard;
 use crate::settings::{self, registry};
 use crate::shmem::{self, LeaseState, RegistryShared};
 
@@ -131,7 +132,7 @@ fn snowflake_id_status() -> TableIterator<
     let now_ms = now_unix_ms();
     // A refusal first: it stops IDs. A shared worker id among logical peers
     // does not, but is as urgent (duplicates), so it shows when nothing refuses.
-    let problem = draw::refusal().map(|r| r.summary()).or_else(|| received::problem(now_ms));
+    let problem = draw::refusal().map(|r| r.summary()).or_else(|| logical_guard::problem(now_ms));
     // Without the preload there is no shared memory to look at.
     let shared = shmem::preloaded().then(|| *shmem::lock());
     let g = shared.and_then(|s| s.generator);

@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use snowflake_id_core::history::Claimed;
 use snowflake_id_core::mark_record::{self, Kind};
 use snowflake_id_core::minors::sync_standbys_status_has_bits as status_has_bits;
+use snowflake_id_core::past_instants::Claimed;
 use snowflake_id_core::state_file::Stored;
 
-use super::{file, history_file};
+use super::{file, past_instants_file};
 use crate::pg::clock;
 use crate::pg::wait_event::Wait;
 use crate::pg::KeepGoing;
@@ -68,10 +68,10 @@ pub fn log_mark(kind: Kind, stored: &Stored) -> pg_sys::XLogRecPtr {
 }
 
 /// Writes one record per claim of history slots (one durable write of
-/// claims, see `service/history.rs`) and flushes once, after the last;
+/// claims, see `service/past_instants.rs`) and flushes once, after the last;
 /// returns its end LSN. Each record is replayed on its own, so a claim
 /// carried ahead needs no format of its own.
-pub fn log_history(claims: &[Claimed]) -> pg_sys::XLogRecPtr {
+pub fn log_past_instant_claims(claims: &[Claimed]) -> pg_sys::XLogRecPtr {
     let mut lsn = 0;
     for claimed in claims {
         let data = claimed.encode();
@@ -79,7 +79,7 @@ pub fn log_history(claims: &[Claimed]) -> pg_sys::XLogRecPtr {
         unsafe {
             pg_sys::XLogBeginInsert();
             pg_sys::XLogRegisterData(data.as_ptr() as *mut c_char as _, data.len() as _);
-            lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), Kind::History.info());
+            lsn = pg_sys::XLogInsert(RMGR_ID.load(Ordering::Relaxed), Kind::PastInstants.info());
         }
     }
     // SAFETY: flushing WAL up to a position already inserted.
@@ -252,9 +252,9 @@ unsafe fn payload<'a>(record: *mut pg_sys::XLogReaderState) -> (u8, &'a [u8]) {
 #[pg_guard]
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     let (info, data) = payload(record);
-    if Kind::from_info(info) == Some(Kind::History) {
+    if Kind::from_info(info) == Some(Kind::PastInstants) {
         let claimed = Claimed::decode(data).unwrap_or_else(|e| refusal::raise_core(&e));
-        history_file::replay(&claimed);
+        past_instants_file::replay(&claimed);
         return;
     }
     let stored = mark_record::decode(data).unwrap_or_else(|e| refusal::raise_core(&e));
@@ -264,7 +264,7 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
 #[pg_guard]
 unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
     let (info, data) = payload(record);
-    let text = if Kind::from_info(info) == Some(Kind::History) {
+    let text = if Kind::from_info(info) == Some(Kind::PastInstants) {
         Claimed::decode(data).map_or_else(|e| e.to_string(), |c| c.describe())
     } else {
         mark_record::decode(data).map_or_else(|e| e.to_string(), |stored| mark_record::describe(&stored))

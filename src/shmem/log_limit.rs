@@ -18,7 +18,7 @@ pub enum Topic {
     Registry = 3,
     /// Rows received through logical replication that the guard could not
     /// move past (implausible, a failed write, a column gone).
-    Logical = 4,
+    LogicalGuard = 4,
     /// A logical replication peer issuing with this server's worker id: a
     /// topic of its own, so that a flood of the others never hides it.
     SharedWorker = 5,
@@ -32,7 +32,9 @@ impl Topic {
     pub const fn period_ms(self) -> i64 {
         match self {
             Topic::WriteFailure => 10_000,
-            Topic::StepBack | Topic::StandbyWait | Topic::Registry | Topic::Logical | Topic::SharedWorker => 60_000,
+            Topic::StepBack | Topic::StandbyWait | Topic::Registry | Topic::LogicalGuard | Topic::SharedWorker => {
+                60_000
+            }
         }
     }
 }

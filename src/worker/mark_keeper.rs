@@ -12,7 +12,8 @@ use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
 use super::registry_keeper::RegistryKeeper;
-use crate::service::{lease, writer};
+use crate::service::generator::writer;
+use crate::service::registry::lease;
 use crate::settings::{self, registry};
 use crate::shmem;
 

@@ -4,7 +4,7 @@
 //!
 //! Nothing here is on the query path, and nothing here writes the lease in
 //! shared memory or on disk: each answer is handed to the generator service
-//! (`service/lease.rs`), which raises the ceiling only after the registry
+//! (`service/registry/lease.rs`), which raises the ceiling only after the registry
 //! committed the renewal. Queries only meet the lease as the generator's
 //! ceiling and the worker id they encode.
 //!
@@ -20,8 +20,9 @@ use snowflake_id_core::Layout;
 
 use crate::pg::libpq::{Failure, KeepGoing};
 use crate::pg::{clock, instance};
-use crate::service::registry_session::{RegistrySession, NO_EXTENSION};
-use crate::service::{lease, resume};
+use crate::service::generator::resume;
+use crate::service::registry::lease;
+use crate::service::registry::session::{RegistrySession, NO_EXTENSION};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{conninfo, horizon_ms, node_name};
 use crate::shmem::log_limit::{self, Topic};
@@ -233,7 +234,7 @@ impl RegistryKeeper {
 /// (docs/fleets.md), written from the signatures the node calls, so that
 /// the hint names exactly what the node needs.
 fn grant_node_role() -> String {
-    use crate::service::registry_session::signature;
+    use crate::service::registry::session::signature;
     let function = |name: &str, args: &[&str]| format!("snowflake_id_internal.{name}({})", args.join(", "));
     format!(
         "GRANT EXECUTE ON FUNCTION {}, {}, {}, {}, {} TO <that role>;",

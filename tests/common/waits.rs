@@ -1,6 +1,6 @@
 //! The waits a process shows in `pg_stat_activity`, as a DBA's monitoring
 //! sees them (tests/monitoring.rs, tests/barriers.rs), and waits on events
-//! seen there instead of fixed sleeps (tests/history.rs).
+//! seen there instead of fixed sleeps (tests/past_instants.rs).
 
 use std::thread;
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@
 //! being restated here; the property test below checks the equivalence.
 
 use super::{Decision, GeneratorState, Policy, Step};
-use crate::{history, Error, Layout};
+use crate::{past_instants, Error, Layout};
 
 /// What [`GeneratorState::next_run`] answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +102,9 @@ impl GeneratorState {
             return 0;
         }
         let mut end = (last_tick << s) | layout.max_sequence();
-        if history::history_slots(layout) > 0 {
+        if past_instants::history_slots(layout) > 0 {
             // The tick's last live counter: the next one is in the next tick.
-            end = end.min((tick << s) | (history::live_sequences(layout) - 1));
+            end = end.min((tick << s) | (past_instants::live_sequences(layout) - 1));
         }
         end.min(layout.max_counter()).saturating_sub(self.last).max(0)
     }
@@ -179,10 +179,10 @@ mod tests {
         st.extend_mark(10_000);
         let run = st.next_run(&layout, 100, policy, None, 1_000_000).unwrap();
         assert_eq!(run.decision.step, Step::Issued { counter: 100 << 12 });
-        assert_eq!(run.count, history::live_sequences(&layout));
+        assert_eq!(run.count, past_instants::live_sequences(&layout));
         let run = st.next_run(&layout, 100, policy, None, 10).unwrap();
         assert_eq!((run.decision.step, run.count), (Step::Issued { counter: 101 << 12 }, 10));
-        assert_eq!(st.counters.issued as i64, history::live_sequences(&layout) + 10);
+        assert_eq!(st.counters.issued as i64, past_instants::live_sequences(&layout) + 10);
         assert_eq!(st.counters.borrowed_ms, 1);
     }
 
@@ -326,7 +326,7 @@ mod try_issue_from_any_state {
     //! a later change of the operations may reach.
     use super::super::{Counters, GeneratorState, Policy};
     use super::tests::try_issue_is_next_or_nothing;
-    use crate::{history, Layout};
+    use crate::{past_instants, Layout};
     use proptest::prelude::*;
 
     proptest! {
@@ -364,7 +364,7 @@ mod try_issue_from_any_state {
             if let Some(c) = got {
                 let tick = c >> s;
                 prop_assert!(c > st.last, "above the last issued");
-                prop_assert_eq!(history::skip_history(&layout, c), Some(c), "not a history slot");
+                prop_assert_eq!(past_instants::skip_history(&layout, c), Some(c), "not a history slot");
                 prop_assert!(tick <= st.mark, "within the durable mark");
                 prop_assert!(tick <= st.ceiling, "within the lease ceiling");
                 prop_assert!(tick <= layout.max_tick() && now <= layout.max_tick(), "within the layout");

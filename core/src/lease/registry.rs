@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use super::{auto_worker, grant, release, renew, renewal_instance, request_tick, takeover, Busy, Claimant, DAY_MS};
 use super::{Holder, Range, Takeover};
-use crate::history::{Interval, RecordedClaim};
+use crate::past_instants::{Interval, RecordedClaim};
 
 /// The stale margin a namespace gets when a node's first grant creates it
 /// (`snowflake_registry_namespaces.stale_margin`'s default).
@@ -53,6 +53,8 @@ pub type ClaimKey = (String, i64, i64, i64, i64);
 pub struct Registry {
     pub namespaces: BTreeMap<String, Namespace>,
     pub leases: BTreeMap<(String, i64), Lease>,
+    /// `snowflake_registry_history`: the claims of history slots (the
+    /// model keeps the SQL names, `history_of` and `record_history` too).
     pub history: BTreeMap<ClaimKey, i64>,
 }
 

@@ -9,8 +9,8 @@ use snowflake_id_core::Layout;
 
 use super::RegistryKeeper;
 use crate::pg::libpq::{Failure, KeepGoing};
-use crate::service::lease;
-use crate::service::registry_session::signature;
+use crate::service::registry::lease;
+use crate::service::registry::session::signature;
 use crate::settings::registry::{horizon_ms, namespace};
 use crate::shmem::{self, LeaseState as State};
 

@@ -4,9 +4,9 @@
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 use snowflake_id_core::Layout;
 
-use super::lease;
 use super::resume::{read_refusal, resumed};
 use crate::pg::clock::now_unix_ms;
+use crate::service::registry::lease;
 use crate::settings::registry;
 use crate::shmem;
 use crate::shmem::log_limit::{self, Topic};

@@ -391,7 +391,7 @@ fn past_instant_ids_stay_unique_as_a_leased_worker_id_moves_between_servers() {
 /// worker id anew: the registry's record of the earlier lease's claims
 /// covers it. (The same lease goes on only under the same postmaster, whose
 /// file is intact; the rule that inherits a lease's own claims too is
-/// played by core `history/leased.rs`.)
+/// played by core `past_instants/leased.rs`.)
 #[test]
 fn a_history_file_older_than_the_leases_claims_does_not_repeat_ids() {
     let registry = Cluster::registry();

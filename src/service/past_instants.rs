@@ -2,7 +2,7 @@
 //!
 //! The per-row path is the core's [`Round`], kept in this backend's memory
 //! for as long as the backend lives: no lock, no write. Only when the round
-//! asks for a claim does a row take the history LWLock, raise the level map,
+//! asks for a claim does a row take the level map's LWLock, raise the map,
 //! write the history file and a WAL record, and wait for the synchronous
 //! standbys, in that order, the way a new mark is made durable: a crash
 //! loses only slots never used, and a promoted synchronous standby has every
@@ -11,24 +11,27 @@
 use std::cell::RefCell;
 
 use pgrx::PgSqlErrorCode;
-use snowflake_id_core::history::{
+use snowflake_id_core::past_instants::{
     answer, history_sequence, history_slots, inherited, Claimed, Grant, Interval, LevelMap, Next, Round, RoundError,
     StoredMap, MAX_COUNTED_MS,
 };
 use snowflake_id_core::{epoch, Layout, StoredLayout};
 
-use super::draw::{check_may_issue, generator_settings};
-use super::history_lease::{self, LeaseRef};
-use super::resume::stored_layout;
-use super::writer::query_keeps_going;
-use crate::mark::{history_file, wal};
+use self::leased::LeaseRef;
+
+use super::generator::draw::{check_may_issue, generator_settings};
+use super::generator::resume::stored_layout;
+use super::generator::writer::query_keeps_going;
+use crate::mark::{past_instants_file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::{check_for_interrupts, raise};
 use crate::refusal::{raise_core, raise_io};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry;
 use crate::shmem;
-use crate::shmem::history::MAX_INTERVALS;
+use crate::shmem::past_instants::MAX_INTERVALS;
+
+mod leased;
 
 const NEXTVAL_AT: &str = "snowflake_nextval_at()";
 
@@ -205,19 +208,19 @@ fn claim(
     limit: i64,
     ahead: &[(i64, i64)],
 ) -> Result<(Vec<Grant>, Vec<Grant>), i64> {
-    let lease = registry::used().then(|| history_lease::current(key.worker_id));
+    let lease = registry::used().then(|| leased::current(key.worker_id));
     // The registry's claims as one map, built outside the lock: a worker id
     // may have thousands.
     let mut fetched: Option<LevelMap> = None;
     let pending = loop {
-        let mut shared = shmem::history::lock();
+        let mut shared = shmem::past_instants::lock();
         let mut map = if shared.loaded && shared.layout == key {
             shared.map()
         } else if shared.loaded {
             StoredMap::for_layout(Some(&StoredMap { layout: shared.layout, map: shared.map() }), key)
         } else {
             shared.applied = (-1, 0);
-            let stored = history_file::read().unwrap_or_else(|e| history_file::raise_unreadable(e));
+            let stored = past_instants_file::read().unwrap_or_else(|e| past_instants_file::raise_unreadable(e));
             StoredMap::for_layout(stored.as_ref(), key)
         };
         if let Some(l) = lease.filter(|l| shared.applied != (l.worker_id, l.epoch)) {
@@ -225,7 +228,7 @@ fn claim(
                 // Read the registry without holding the lock (a call may
                 // take seconds), then start over.
                 drop(shared);
-                let claims = history_lease::recorded(l).unwrap_or_else(|lost| lost.raise());
+                let claims = leased::recorded(l).unwrap_or_else(|lost| lost.raise());
                 let mut envelope = LevelMap::envelope(inherited(&claims));
                 envelope.coarsen(MAX_INTERVALS);
                 fetched = Some(envelope);
@@ -257,8 +260,9 @@ fn claim(
         map.coarsen(MAX_INTERVALS);
         // The file first: a crash after it and before the records loses
         // nothing that was used. Then the records, flushed.
-        history_file::write(&StoredMap { layout: key, map: map.clone() }).unwrap_or_else(|e| raise_io(e.to_string()));
-        let lsn = wal::log_history(&records);
+        past_instants_file::write(&StoredMap { layout: key, map: map.clone() })
+            .unwrap_or_else(|e| raise_io(e.to_string()));
+        let lsn = wal::log_past_instant_claims(&records);
         shared.set(key, &map);
         if let Some(l) = lease {
             shared.applied = (l.worker_id, l.epoch);
@@ -289,7 +293,7 @@ fn make_usable(pending: &Pending) {
                 Some("Call snowflake_nextval_at() again.".into()),
             );
         }
-        if let Err(lost) = history_lease::record(lease, claim) {
+        if let Err(lost) = leased::record(lease, claim) {
             forget();
             lost.raise();
         }

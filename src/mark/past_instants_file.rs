@@ -1,17 +1,19 @@
-//! `snowflake_id.history` in the data directory: the level map of the
-//! history slots, written before the WAL record of each claim and rewritten
-//! by redo, the way the state file is for the mark (see `file.rs`).
+//! `snowflake_id.history` in the data directory (the history file): the
+//! level map of the history slots, written before the WAL record of each
+//! claim and rewritten by redo, the way the state file is for the mark (see
+//! `file.rs`). The file keeps its name: data directories and their backups
+//! carry it, and the docs tell DBAs to copy it.
 
 use std::fs;
 use std::io;
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use snowflake_id_core::history::{history_slots, Claimed, LevelMap, StoredMap, FILE_NAME};
+use snowflake_id_core::past_instants::{history_slots, Claimed, LevelMap, StoredMap, FILE_NAME};
 
 use super::file::{self, WriteError};
 use crate::refusal::raise_io;
 use crate::shmem;
-use crate::shmem::history::MAX_INTERVALS;
+use crate::shmem::past_instants::MAX_INTERVALS;
 
 /// The stored map, `None` when no claim was ever made here; a file that
 /// cannot be read or understood is an error: a map lost is slots reused.
@@ -33,7 +35,7 @@ pub fn write(stored: &StoredMap) -> Result<(), WriteError> {
 /// copy in shared memory is dropped so that the next claim reads the file.
 /// A file that cannot be read or written stops recovery, as a data file would.
 pub fn replay(claimed: &Claimed) {
-    let mut shared = shmem::history::lock();
+    let mut shared = shmem::past_instants::lock();
     let (on_disk, mut map) = match read() {
         Ok(stored) => (stored.clone(), StoredMap::for_layout(stored.as_ref(), claimed.layout)),
         Err(e) => {

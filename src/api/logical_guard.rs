@@ -3,7 +3,9 @@
 //! table whose key defaults to `snowflake_nextval()`, enabled as a REPLICA
 //! trigger: it fires only where `session_replication_role = replica`, which
 //! is how apply workers run (native and pglogical), so local inserts never
-//! call it.
+//! call it. The function and the trigger keep the SQL name
+//! `snowflake_id_received`: every guarded table's trigger, and every dump
+//! of one, names it.
 //!
 //! Written against the C trigger interface rather than pgrx's `#[pg_trigger]`
 //! so that one applied row costs a column read and one spinlock hold, no
@@ -16,7 +18,7 @@ use std::ffi::CStr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use crate::service::received;
+use crate::service::logical_guard;
 
 #[no_mangle]
 #[doc(hidden)]
@@ -80,7 +82,7 @@ pub unsafe extern "C-unwind" fn snowflake_id_received(fcinfo: pg_sys::FunctionCa
             let mut is_null = false;
             let datum = pg_sys::heap_getattr(tuple, attnum, tupdesc, &mut is_null);
             if !is_null {
-                received::saw(datum.value() as i64);
+                logical_guard::saw(datum.value() as i64);
             }
         }
     }
@@ -106,7 +108,7 @@ fn in_apply_worker() -> bool {
 /// database's extension reaches 0.7.0 there is no such schema, and the hint
 /// names the function in the trigger function's schema, as 0.6.0 did.
 fn warn_unusable(name: &CStr, relation: pg_sys::Relation, function: pg_sys::Oid) {
-    if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::Logical) {
+    if crate::shmem::preloaded() && crate::shmem::log_limit::due(crate::shmem::log_limit::Topic::LogicalGuard) {
         let call = guard_call(relation, function).unwrap_or_else(|| "snowflake_logical_guard()".into());
         warning!(
             "snowflake_id: the trigger snowflake_id_received names column \"{}\", which is not a bigint column of \

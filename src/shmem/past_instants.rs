@@ -6,7 +6,7 @@
 //! them.
 
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgLwLock};
-use snowflake_id_core::history::{Interval, LevelMap};
+use snowflake_id_core::past_instants::{Interval, LevelMap};
 use snowflake_id_core::StoredLayout;
 
 /// Intervals the map keeps; more are merged at the larger level
@@ -15,7 +15,7 @@ pub const MAX_INTERVALS: usize = 2048;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct HistoryShared {
+pub struct PastInstantsShared {
     /// Whether `layout`, `floor` and the intervals are the file's: false
     /// after a start, and after redo rewrote the file (the next claim reads it).
     pub loaded: bool,
@@ -30,9 +30,9 @@ pub struct HistoryShared {
 }
 
 // SAFETY: plain old data with no pointers.
-unsafe impl PGRXSharedMemory for HistoryShared {}
+unsafe impl PGRXSharedMemory for PastInstantsShared {}
 
-impl HistoryShared {
+impl PastInstantsShared {
     pub fn map(&self) -> LevelMap {
         LevelMap::from_parts(self.floor, self.intervals[..self.len].to_vec())
     }
@@ -49,12 +49,15 @@ impl HistoryShared {
     }
 }
 
-static HISTORY: PgLwLock<HistoryShared> = unsafe { PgLwLock::new(c"snowflake_id_history") };
+/// The LWLock keeps the name it had before the module was renamed,
+/// `snowflake_id_history`: `pg_stat_activity` shows it as a wait event, and
+/// monitoring may look for it.
+static LEVEL_MAP: PgLwLock<PastInstantsShared> = unsafe { PgLwLock::new(c"snowflake_id_history") };
 
 /// Called from `shmem::init` while preload libraries load.
 pub(super) fn init() {
     pg_shmem_init!(
-        HISTORY = HistoryShared {
+        LEVEL_MAP = PastInstantsShared {
             loaded: false,
             layout: StoredLayout { worker_bits: 0, sequence_bits: 0, epoch_ms: 0, worker_id: -1 },
             floor: 0,
@@ -66,6 +69,6 @@ pub(super) fn init() {
 }
 
 /// The map, held for a claim or a replay (both write the file under it).
-pub fn lock() -> pgrx::lwlock::PgLwLockExclusiveGuard<'static, HistoryShared> {
-    HISTORY.exclusive()
+pub fn lock() -> pgrx::lwlock::PgLwLockExclusiveGuard<'static, PastInstantsShared> {
+    LEVEL_MAP.exclusive()
 }

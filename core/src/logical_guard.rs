@@ -1,5 +1,7 @@
-//! The rule for IDs that arrive through logical replication: which of them
-//! matter to this server's generator, and what it must do about each.
+//! The logical replication guard's rule: which IDs that arrive through
+//! logical replication matter to this server's generator, and what it must
+//! do about each. (The guard's row trigger keeps its SQL name,
+//! `snowflake_id_received`: it is on users' tables and in their dumps.)
 //!
 //! A subscriber learns nothing from the rows it applies the way a physical
 //! standby learns the mark from WAL. Yet an ID carrying this server's worker

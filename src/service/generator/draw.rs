@@ -9,7 +9,6 @@ use pgrx::pg_sys;
 use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::{Layout, Step};
 
-use super::lease::{ceiling_refusal, no_lease_refusal};
 use super::resume::{read_refusal, resumed};
 use super::start::{start, warn_step_back};
 use super::writer::{policy, query_keeps_going, reserve};
@@ -18,6 +17,7 @@ use crate::pg::recovery::in_recovery;
 use crate::pg::report::{check_for_interrupts, Refusal};
 use crate::pg::wait_event::Wait;
 use crate::refusal::{core_refusal, io_refusal, not_preloaded_refusal, raise_io, read_only_refusal};
+use crate::service::registry::lease::{ceiling_refusal, no_lease_refusal};
 use crate::settings::{self, registry, setting_refusal};
 use crate::shmem;
 

@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-use super::writer::query_keeps_going;
 use crate::pg::libpq::{Connection, Failure};
 use crate::pg::report::emit;
+use crate::service::generator::writer::query_keeps_going;
 
 /// How long all publishers together may take, per call: the cluster watch
 /// gives the whole check 60 s, Citus nodes included, and a few publishers
@@ -54,7 +54,7 @@ const DISABLED_PEER_BUDGET: Duration = Duration::from_secs(1);
 /// the same two questions this module asks each publisher: its texts are
 /// the one place they are written, read from it here, so that the two
 /// cannot drift apart.
-const CLUSTER_SQL: &str = include_str!("../../sql/install/cluster.sql");
+const CLUSTER_SQL: &str = include_str!("../../../sql/install/cluster.sql");
 
 /// The text of the PL/pgSQL variable `name` in sql/install/cluster.sql: what
 /// follows `<name> text := $q$` up to the next `$q$`.

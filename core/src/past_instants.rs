@@ -18,6 +18,14 @@
 //! millisecond is never kept.
 //!
 //! What users see, and the trade-offs: docs/past-instants.md.
+//!
+//! Names: the feature is `past_instants` in code, as in the docs; the slots
+//! are "history slots", the docs' name for them. What is on disk or in SQL
+//! keeps the word "history", for those are contracts with existing data
+//! directories, WAL and registries: the file `snowflake_id.history`
+//! ([`FILE_NAME`]), the WAL record pg_waldump shows as `HISTORY`, the
+//! registry's table `snowflake_registry_history` and its functions
+//! `snowflake_registry_history_of` and `snowflake_registry_record_history`.
 
 mod leased;
 mod level_map;

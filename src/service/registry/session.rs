@@ -220,7 +220,7 @@ fn printable(names: &str) -> String {
 }
 
 /// Says once per process (the keeper reconnects, a backend claims history
-/// again and again) which roles besides the owner may create in the
+/// slots again and again) which roles besides the owner may create in the
 /// registry's schema, and which functions of another role sit there under
 /// a registry function's name. Since 0.7.0 neither changes what a node
 /// does, but such a role can make other roles' own calls of the
@@ -283,7 +283,10 @@ fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
 
 /// The exact argument types of the registry's functions, as
 /// `sql/install/registry.sql` declares them (`pg_catalog.`-qualified: a type named
-/// `text` in another schema on the path must not stand in).
+/// `text` in another schema on the path must not stand in). Each is named
+/// for its function without `snowflake_registry_` (tests/skew.rs reads the
+/// names so); past-instant claims keep the SQL names, `history_of` and
+/// `record_history`.
 pub mod signature {
     const TEXT: &str = "pg_catalog.text";
     const INT: &str = "pg_catalog.int4";

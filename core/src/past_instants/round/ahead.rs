@@ -3,7 +3,7 @@
 //! durable write per gap between its rows.
 
 use super::{Cover, Grant, Round, MAX_SPANS_PER_WRITE, MAX_SPAN_MS};
-use crate::history::level_map::{Fill, LevelMap};
+use crate::past_instants::level_map::{Fill, LevelMap};
 
 /// The most pieces ([`LevelMap::claim_pieces`]) one span of a claim is
 /// granted in: bounds the records of one durable write and the intervals it
@@ -28,8 +28,8 @@ pub struct Answer {
 }
 
 /// Answers a round's claim `(from, to, at, width, dense)` and the spans it
-/// carries `ahead` from `map`, the way the extension does under the history
-/// lock before one durable write of them all. Every span is claimed piece
+/// carries `ahead` from `map`, the way the extension does under the level
+/// map's lock before one durable write of them all. Every span is claimed piece
 /// by piece at the level already there ([`LevelMap::claim_pieces`]): the
 /// row's own span may take the last slot of the row's millisecond (or of
 /// any, for a dense claim), spans carried ahead take one slot and never the

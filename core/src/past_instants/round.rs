@@ -66,7 +66,7 @@ pub const MAX_COUNTED_MS: usize = 1 << 20;
 /// The most spans one durable write of claims carries, the claim a row
 /// asked for included ([`Round::ahead`]), and one more than the claims'
 /// worth of time it carries ahead: bounds the work a claim does under the
-/// history lock, the intervals it adds to the level map and how far one
+/// level map's lock, the intervals it adds to the level map and how far one
 /// write may raise the level past the rows it was made for.
 pub const MAX_SPANS_PER_WRITE: usize = 64;
 
@@ -250,7 +250,7 @@ impl Round {
     /// (its [`LevelMap::first_not_full`], or the limit): rows there spill
     /// to `until`.
     ///
-    /// [`LevelMap::first_not_full`]: crate::history::LevelMap::first_not_full
+    /// [`LevelMap::first_not_full`]: crate::past_instants::LevelMap::first_not_full
     pub fn full_until(&mut self, at: i64, until: i64) {
         self.full.insert(at, until.max(at + 1));
     }
@@ -352,7 +352,7 @@ fn mix(mut z: u64) -> u64 {
 mod tests {
     use super::ahead::{answer, merged, MAX_PIECES};
     use super::*;
-    use crate::history::LevelMap;
+    use crate::past_instants::LevelMap;
     use proptest::prelude::*;
     use std::collections::{HashMap, HashSet};
 

@@ -1,6 +1,6 @@
 //! Past-instant IDs under a worker id leased from a registry: a backend that
 //! claims history slots tells the registry, committed, before it uses them
-//! (the rule is the core's `history::leased`). Claims are rare (a few dozen
+//! (the rule is the core's `past_instants::leased`). Claims are rare (a few dozen
 //! per import), so the backend calls the registry itself, over a libpq
 //! connection of its own for each call, rather than through the mark
 //! keeper: the wait is then the query's own, and a cancel ends it.
@@ -8,12 +8,12 @@
 use std::time::Duration;
 
 use pgrx::PgSqlErrorCode;
-use snowflake_id_core::history::{Interval, RecordedClaim};
+use snowflake_id_core::past_instants::{Interval, RecordedClaim};
 
-use super::registry_session::{signature, RegistrySession};
-use super::writer::query_keeps_going;
 use crate::pg::libpq::Failure;
 use crate::pg::report::raise;
+use crate::service::generator::writer::query_keeps_going;
+use crate::service::registry::session::{signature, RegistrySession};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::{namespace, node_name};
 use crate::shmem::{self, LeaseState};

@@ -14,11 +14,11 @@ use snowflake_id_core::mark_record::Kind;
 use snowflake_id_core::state_file::{RegistryLease, Stored};
 use snowflake_id_core::Layout;
 
-use super::resume::{own_stored_lease, read_refusal, resumed, stored_layout};
 use crate::mark::{file, wal};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::Refusal;
 use crate::pg::KeepGoing;
+use crate::service::generator::resume::{own_stored_lease, read_refusal, resumed, stored_layout};
 use crate::settings::names::REGISTRY;
 use crate::settings::registry::namespace;
 use crate::shmem::{self, LeaseState, RegistryShared, Shared, ShortText};

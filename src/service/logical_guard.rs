@@ -1,23 +1,30 @@
 //! The logical replication guard: what this server does about an ID that an
-//! apply worker writes (the rule is core `received.rs`).
+//! apply worker writes (the rule is core `logical_guard.rs`).
 //!
 //! It must never make an apply fail, so nothing here raises an ERROR: a
 //! refusal (no worker id, a state file that cannot be read or written) is
 //! logged, rate-limited, and the row goes in. Interrupts still end a wait,
 //! as in any query (an apply worker told to stop, stops).
+//!
+//! `peers` looks at the same subscriptions from the other side: it asks
+//! their publishers for their status, so that `snowflake_cluster_check()`
+//! names a worker id shared with a peer (or another layout) before any row
+//! of it arrives here.
 
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
+use snowflake_id_core::logical_guard::{self as rule, Verdict};
 use snowflake_id_core::mark_record::Kind;
-use snowflake_id_core::received::{self, Verdict};
 use snowflake_id_core::{epoch, GeneratorState, Layout};
 
-use super::draw::try_generator_settings;
-use super::start::try_start;
-use super::writer::{policy, query_keeps_going, reserve};
+use super::generator::draw::try_generator_settings;
+use super::generator::start::try_start;
+use super::generator::writer::{policy, query_keeps_going, reserve};
 use crate::pg::clock::now_unix_ms;
 use crate::pg::report::emit;
 use crate::shmem::log_limit::{self, Topic};
-use crate::shmem::{self, LogicalSeen, ShortText};
+use crate::shmem::{self, SharedWorkerSeen, ShortText};
+
+pub mod peers;
 
 /// How long (ms) a shared worker id stays the status view's `problem` after
 /// the last row that showed it: long enough for a scrape every minute or
@@ -37,20 +44,20 @@ pub fn saw(id: i64) {
     let (verdict, shared_worker) = {
         let mut shared = shmem::lock();
         let issued = shared.generator.map(|g| (g.counters.issued, g.floor()));
-        let verdict = received::judge(&layout, worker_id, id, shared.generator.as_ref(), now);
+        let verdict = rule::judge(&layout, worker_id, id, shared.generator.as_ref(), now);
         if verdict == Verdict::NotOurs {
             return;
         }
-        let before = shared.logical.issued_at_last_look;
-        let tick = received::tick_of(&layout, id);
-        let shared_worker = issued.is_some_and(|(n, floor)| received::issues_too(before, n, tick, floor));
+        let before = shared.logical_guard.issued_at_last_look;
+        let tick = rule::tick_of(&layout, id);
+        let shared_worker = issued.is_some_and(|(n, floor)| rule::issues_too(before, n, tick, floor));
         if let (Verdict::Raise { tick }, Some(g)) = (verdict, shared.generator.as_mut()) {
             // Within the durable mark: cannot fail but at the layout's end,
             // which judge() already excluded.
-            let _ = received::apply(&layout, g, tick, now);
+            let _ = rule::apply(&layout, g, tick, now);
         }
-        shared.logical.issued_at_last_look = shared.generator.map(|g| g.counters.issued);
-        shared.logical.received_own += 1;
+        shared.logical_guard.issued_at_last_look = shared.generator.map(|g| g.counters.issued);
+        shared.logical_guard.received_own += 1;
         (verdict, shared_worker)
     };
     if shared_worker {
@@ -85,9 +92,9 @@ fn reserve_past(layout: &Layout, worker_id: i64, tick: i64) {
         // crash before would resume above the old mark, below `tick`, but
         // no ID above the old mark was issued by this move.
         if g.mark() > tick {
-            let _ = received::apply(layout, g, tick, now);
+            let _ = rule::apply(layout, g, tick, now);
         }
-        shared.logical.issued_at_last_look = Some(g.counters.issued);
+        shared.logical_guard.issued_at_last_look = Some(g.counters.issued);
     }
 }
 
@@ -127,8 +134,8 @@ fn record_shared_worker(worker_id: i64, now_ms: i64) {
     let from = source();
     {
         let mut shared = shmem::lock();
-        shared.logical.shared_worker =
-            Some(LogicalSeen { seen_unix_ms: now_ms, worker_id, from: ShortText::new(&from) });
+        shared.logical_guard.shared_worker =
+            Some(SharedWorkerSeen { seen_unix_ms: now_ms, worker_id, from: ShortText::new(&from) });
     }
     if log_limit::due(Topic::SharedWorker) {
         emit(
@@ -158,7 +165,7 @@ pub fn problem(now_ms: i64) -> Option<String> {
     if !shmem::preloaded() {
         return None;
     }
-    let seen = shmem::lock().logical.shared_worker?;
+    let seen = shmem::lock().logical_guard.shared_worker?;
     (now_ms.saturating_sub(seen.seen_unix_ms) < PROBLEM_FOR_MS).then(|| {
         format!(
             "01000: snowflake_id: worker id {} is used by a logical replication peer too: rows carrying it arrived \
@@ -171,7 +178,7 @@ pub fn problem(now_ms: i64) -> Option<String> {
 }
 
 fn warn_implausible(layout: &Layout, worker_id: i64, id: i64, tick: i64) {
-    if log_limit::due(Topic::Logical) {
+    if log_limit::due(Topic::LogicalGuard) {
         emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_WARNING,
@@ -195,7 +202,7 @@ fn warn_implausible(layout: &Layout, worker_id: i64, id: i64, tick: i64) {
 }
 
 fn warn_failed(worker_id: i64, why: &str) {
-    if log_limit::due(Topic::Logical) {
+    if log_limit::due(Topic::LogicalGuard) {
         emit(
             PgLogLevel::WARNING,
             PgSqlErrorCode::ERRCODE_WARNING,

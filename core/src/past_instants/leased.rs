@@ -39,8 +39,8 @@ mod tests {
     //! after the lease was lost), crashes and lost files. No slot of any
     //! millisecond may be owned twice.
     use super::*;
-    use crate::history::Interval;
-    use crate::history::LevelMap;
+    use crate::past_instants::Interval;
+    use crate::past_instants::LevelMap;
     use proptest::prelude::*;
     use std::collections::HashMap;
 
