@@ -64,7 +64,7 @@ declare -A ALLOWED=() ALLOWED_WHY=()
 # lists exactly the functions of the extension that are. The registry's five
 # functions called by nodes must be: nodes call them with EXECUTE on them alone
 # and they write the lease and history tables the nodes may not touch
-# (sql/install/registry.sql).
+# (sql/install/registry_functions.sql).
 # And "conflicting proc definitions (same names and input datatypes)", which
 # ignores schemas: since 0.7.0 the wrappers in snowflake_id_internal (what
 # nodes call over libpq, convert's callees, the guard's entry points: bound

@@ -1,7 +1,7 @@
 //! The registry's lease rule exists twice: in Rust (`snowflake_id_core::lease`,
 //! composed into a model of the whole registry in `lease::registry`, which
 //! `core/tests/two_holders.rs` runs two servers against) and in SQL
-//! (`sql/install/registry.sql`, what servers actually call). This test keeps the two
+//! (`sql/install/registry_functions.sql`, what servers actually call). This test keeps the two
 //! from drifting apart: random histories of acquires (a fixed worker id or
 //! `auto`, several clusters and timelines, postmaster instances, leases on
 //! disk presented as they are, forged or half NULL), renewals, releases,
@@ -46,7 +46,7 @@ const START_S: i64 = 1_893_456_000;
 
 /// The namespace the test creates itself, with a margin each history picks,
 /// and the one the first grant creates, with the layout of its call and the
-/// margin `sql/install/registry.sql` gives by default.
+/// margin `sql/install/registry_functions.sql` gives by default.
 const PRESET: &str = "preset";
 const FRESH: &str = "fresh";
 

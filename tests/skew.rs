@@ -358,7 +358,17 @@ fn git_show(commit: &str, path: &str) -> String {
 /// argument types it names: its `registry_session::signature` module, read
 /// from the repository's history.
 fn calls_of(commit: &str) -> Vec<(String, Vec<String>)> {
-    let file = "src/service/registry_session.rs";
+    // Where that release kept it: 0.9.0 grouped src/service/ by feature.
+    let file = ["src/service/registry/session.rs", "src/service/registry_session.rs"]
+        .into_iter()
+        .find(|f| {
+            Command::new("git")
+                .args(["-C", env!("CARGO_MANIFEST_DIR"), "cat-file", "-e", &format!("{commit}:{f}")])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .unwrap_or_else(|| panic!("{commit} has no registry session module at either known path"));
     let text = git_show(commit, file);
     let module = text.split_once("pub mod signature {").map(|(_, m)| m).unwrap_or_else(|| {
         panic!("{commit}:{file} has no signature module: where does that release name its calls' types?")

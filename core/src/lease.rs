@@ -1,6 +1,6 @@
 //! The registry lease rule: how a worker id is shared in time between the
 //! servers that hold it one after another (or, in a split brain, at once).
-//! This file is the one place the rule is written down; `sql/install/registry.sql`
+//! This file is the one place the rule is written down; `sql/install/registry_functions.sql`
 //! (the registry's side) computes the same numbers in SQL (checked against
 //! this file on a real server by `tests/registry_model.rs`), and
 //! `src/service/registry/lease.rs` and `src/worker/registry_keeper.rs` (the node's
@@ -119,7 +119,7 @@ pub struct Range {
 }
 
 // ---------------------------------------------------------------------------
-// The registry's side (sql/install/registry.sql)
+// The registry's side (sql/install/registry_functions.sql)
 // ---------------------------------------------------------------------------
 
 /// The tick a node's grant or renewal counts at: its own position, but at

@@ -4,7 +4,7 @@
 //! `src/service/` and `src/worker/registry_keeper.rs` (`next_id`, `start`,
 //! `restore_own_lease`, `take_lease`, `close_lease`, `Keeper::turn`,
 //! `acquire`, `renew`, `release`, the mark keeper's loop), the registry side
-//! the core's model of `sql/install/registry.sql` (`lease::registry`, the one
+//! the core's model of `sql/install/registry_functions.sql` (`lease::registry`, the one
 //! `tests/registry_model.rs` compares with the SQL on a real server), each
 //! registry call one transaction.
 //!
@@ -179,7 +179,7 @@ fn config() -> impl Strategy<Value = Config> {
 }
 
 // ---------------------------------------------------------------------------
-// The registry: the core's model of sql/install/registry.sql (lease::registry), the
+// The registry: the core's model of sql/install/registry_functions.sql (lease::registry), the
 // one tests/registry_model.rs compares with the SQL on a real server
 // ---------------------------------------------------------------------------
 

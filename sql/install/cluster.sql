@@ -10,7 +10,7 @@
 --
 -- Logical peers too: the publisher of each subscription of this
 -- database, native or pglogical's, is asked for its status the same way,
--- through snowflake_logical_peers() (src/service/logical_peers.rs), and
+-- through snowflake_logical_peers() (src/service/logical_guard/peers.rs), and
 -- this node is compared with them: a publisher issuing with this node's
 -- worker id is named with this node, so is one on another layout, one that
 -- does not answer or has no extension. Only a superuser's call connects,
@@ -27,7 +27,7 @@
 -- may read: an ordinary function (not SECURITY DEFINER), executable by
 -- everyone, whose run_command_on_all_nodes connects to each node as the
 -- caller. Its status_template and probe_query are also what
--- src/service/logical_peers.rs asks each publisher, read from this file:
+-- src/service/logical_guard/peers.rs asks each publisher, read from this file:
 -- they are written here only.
 -- What snowflake_logical_peers() answers, as the check reads it: through a
 -- view, bound to the function itself when the extension is created. A call

@@ -7,7 +7,7 @@
 -- as REPLICA: it fires only in sessions with session_replication_role =
 -- replica, which is how the apply workers of native subscriptions and of
 -- pglogical run, so local inserts never call it. It reads the key and hands
--- it to the generator (src/service/received.rs): IDs of this server's worker
+-- it to the generator (src/service/logical_guard.rs): IDs of this server's worker
 -- id are moved past (durably), and named as a problem when this server
 -- issues IDs too. It never raises for a row.
 --

@@ -1,7 +1,7 @@
 -- The registry's functions (sql/install/registry_tables.sql says what the
 -- registry is), in snowflake_id_internal, where no role but the
 -- extension's owner creates: nodes since 0.7.0 call them here over libpq
--- (src/service/registry_session.rs), and @extschema@'s functions of the
+-- (src/service/registry/session.rs), and @extschema@'s functions of the
 -- same names are thin entry points into them (sql/install/registry_entry.sql).
 -- They read and write the tables in @extschema@, named with it. A DBA
 -- grants the nodes' roles EXECUTE on the three (or five, with past-instant

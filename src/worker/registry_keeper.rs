@@ -1,6 +1,6 @@
 //! The registry keeper: the mark keeper's turn that acquires, renews and
 //! releases the worker id's lease by calling the registry's SQL functions
-//! (sql/install/registry.sql) over libpq (`pg/libpq.rs`).
+//! (sql/install/registry_functions.sql) over libpq (`pg/libpq.rs`).
 //!
 //! Nothing here is on the query path, and nothing here writes the lease in
 //! shared memory or on disk: each answer is handed to the generator service
@@ -105,7 +105,7 @@ impl RegistryKeeper {
             // busy registry, not an outage, and the lease on disk never goes
             // on unconfirmed for it (a copy would then issue beside its
             // running original). Every call names this postmaster start
-            // (sql/install/registry.sql).
+            // (sql/install/registry_functions.sql).
             let heard = &mut self.heard;
             let opened = RegistrySession::open(&name, Some(instance::id()), CALL_TIMEOUT, keep_going, || *heard = true);
             self.session = Some(opened?);

@@ -1,4 +1,4 @@
-//! The registry as `sql/install/registry.sql` keeps it, composed of the rule's
+//! The registry as `sql/install/registry_functions.sql` keeps it, composed of the rule's
 //! functions: its tables (namespaces, leases, history claims) and its five
 //! functions a node calls (`snowflake_registry_acquire`, `_renew`,
 //! `_release`, `_history_of`, `_record_history`), each one transaction,

@@ -46,7 +46,7 @@ pub struct RegistrySession {
 impl RegistrySession {
     /// Opens a session to the registry `snowflake_id.registry` names.
     /// `instance` (the keeper's: this postmaster start) is named in every
-    /// call through the setting the registry reads (`sql/install/registry.sql`).
+    /// call through the setting the registry reads (`sql/install/registry_functions.sql`).
     /// `connected` runs once the registry server accepted the connection,
     /// before the session's first statements.
     pub fn open(
@@ -107,7 +107,7 @@ impl RegistrySession {
     }
 
     /// Calls the registry's function `function` (a name of
-    /// `sql/install/registry.sql`) with `params`, each cast to its type in `types`
+    /// `sql/install/registry_functions.sql`) with `params`, each cast to its type in `types`
     /// (the function's exact signature), and returns the columns `columns`
     /// of its result.
     pub fn call(
@@ -282,7 +282,7 @@ fn name_intruders(schema: &str, intruders: &Intruders, bypassed: bool) {
 }
 
 /// The exact argument types of the registry's functions, as
-/// `sql/install/registry.sql` declares them (`pg_catalog.`-qualified: a type named
+/// `sql/install/registry_functions.sql` declares them (`pg_catalog.`-qualified: a type named
 /// `text` in another schema on the path must not stand in). Each is named
 /// for its function without `snowflake_registry_` (tests/skew.rs reads the
 /// names so); past-instant claims keep the SQL names, `history_of` and

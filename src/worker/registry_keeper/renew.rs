@@ -23,7 +23,7 @@ impl RegistryKeeper {
         now: i64,
         keep_going: KeepGoing,
     ) -> Result<(), Failure> {
-        // The most this renewal can answer (sql/install/registry.sql computes it
+        // The most this renewal can answer (sql/install/registry_functions.sql computes it
         // with the same rule), or what an earlier one under this lease asked
         // for when more: its answer may have been lost after the registry
         // committed it, and a clock stepped back since asks for less.
