@@ -786,3 +786,54 @@ fn the_update_from_0_8_0_keeps_the_dbas_grants_and_revokes() {
     );
     assert_eq!(e.code, "42501", "{e:?}");
 }
+
+/// The grants the update from 0.8.0 copies to the functions that are the
+/// implementations now are the DBA's, not the extension's: a database
+/// updated in place and then dumped and restored (a registry moved to a
+/// new server, or restored from a logical backup) keeps them. PostgreSQL
+/// records every GRANT and REVOKE an extension script runs as the
+/// extension's initial privileges (pg_init_privs), which pg_dump leaves
+/// out, and the restore's CREATE EXTENSION makes a fresh install: the node
+/// role would lose the implementations nodes call, and a REVOKE on an
+/// accessor would stop holding for its twin.
+#[test]
+fn a_dump_of_a_database_updated_from_0_8_0_keeps_the_grants_the_update_copied() {
+    let cluster = Cluster::preloaded_without_extension(&["snowflake_id.worker_id = 12"]);
+    let mut c = cluster.connect();
+    c.batch_execute(
+        "CREATE EXTENSION snowflake_id VERSION '0.8.0';
+         CREATE ROLE eve LOGIN; CREATE ROLE node LOGIN;
+         GRANT EXECUTE ON FUNCTION snowflake_registry_acquire, snowflake_registry_renew,
+               snowflake_registry_release, snowflake_registry_history_of,
+               snowflake_registry_record_history TO node;
+         REVOKE EXECUTE ON FUNCTION snowflake_timestamp(bigint) FROM PUBLIC;",
+    )
+    .unwrap();
+    c.batch_execute("ALTER EXTENSION snowflake_id UPDATE").unwrap_or_else(|e| panic!("{}", common::describe(&e)));
+    let file = std::env::temp_dir().join(format!("snowflake_id_upgrade_dump_{}.sql", cluster.port));
+    let out = std::process::Command::new(cluster.tool("pg_dump"))
+        .arg("-h")
+        .arg(cluster.socket_dir())
+        .args(["-p", &cluster.port.to_string(), "-U", "postgres", "-d", "postgres", "-f"])
+        .arg(&file)
+        .output()
+        .expect("pg_dump");
+    assert!(out.status.success(), "pg_dump: {}", String::from_utf8_lossy(&out.stderr));
+    cluster.sql("CREATE DATABASE restored");
+    let out = cluster.psql("postgres", "restored").arg("-f").arg(&file).output().expect("psql");
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "restore: {}", String::from_utf8_lossy(&out.stderr));
+    let mut node = cluster.config().dbname("restored").user("node").connect(postgres::NoTls).unwrap();
+    for call in [
+        "SELECT worker_id FROM snowflake_id_internal.snowflake_registry_acquire('n', 10, 12, 0::bigint, NULL::integer,
+             '1', 1, 'a', 1::bigint, 1000::bigint, NULL::bigint, NULL::bigint)",
+        "SELECT worker_id FROM public.snowflake_registry_acquire('n', 10, 12, 0::bigint, NULL::integer,
+             '1', 1, 'a', 1::bigint, 1000::bigint, NULL::bigint, NULL::bigint)",
+    ] {
+        node.query_one(call, &[])
+            .unwrap_or_else(|e| panic!("the node's grant after the restore: {}", common::describe(&e)));
+    }
+    let mut eve = cluster.config().dbname("restored").user("eve").connect(postgres::NoTls).unwrap();
+    let e = sql_error(&mut eve, "SELECT (public.snowflake_decode(1::bigint)).ts");
+    assert_eq!(e.code, "42501", "the REVOKE on snowflake_timestamp(bigint) after the restore: {e:?}");
+}
