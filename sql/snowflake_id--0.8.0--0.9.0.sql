@@ -119,6 +119,7 @@ DECLARE
     target pg_catalog.regprocedure;
     acl pg_catalog.aclitem[];
     owner pg_catalog.oid;
+    grantee pg_catalog.oid;
     item record;
 BEGIN
     FOREACH pair SLICE 1 IN ARRAY ARRAY[
@@ -138,6 +139,17 @@ BEGIN
         SELECT p.proacl, p.proowner INTO acl, owner FROM pg_catalog.pg_proc p
          WHERE p.oid OPERATOR(pg_catalog.=) source::pg_catalog.oid;
         CONTINUE WHEN acl IS NULL;
+        -- The target's grants go first, those default privileges gave it
+        -- included, then it gets the source's.
+        FOR grantee IN
+            SELECT DISTINCT a.grantee
+              FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+             WHERE p.oid OPERATOR(pg_catalog.=) target::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) owner
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', target,
+                                      CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END);
+        END LOOP;
         EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', target);
         FOR item IN
             SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(acl) a
@@ -148,6 +160,19 @@ BEGIN
                                            ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END,
                                       CASE WHEN item.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
         END LOOP;
+        -- Every GRANT in an extension script is recorded as the object's
+        -- initial privileges, which pg_dump leaves out (CREATE EXTENSION
+        -- makes them): the DBA's grants copied here would be lost by a dump
+        -- and restore. The target's initial privileges are the source's,
+        -- the extension's own, so that the DBA's are dumped as changes.
+        DELETE FROM pg_catalog.pg_init_privs i
+         WHERE i.objoid OPERATOR(pg_catalog.=) target::pg_catalog.oid
+           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
+        INSERT INTO pg_catalog.pg_init_privs (objoid, classoid, objsubid, privtype, initprivs)
+        SELECT target::pg_catalog.oid, i.classoid, i.objsubid, i.privtype, i.initprivs
+          FROM pg_catalog.pg_init_privs i
+         WHERE i.objoid OPERATOR(pg_catalog.=) source::pg_catalog.oid
+           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
     END LOOP;
 END
 $acl$;
@@ -501,6 +526,7 @@ DECLARE
     target pg_catalog.regprocedure;
     acl pg_catalog.aclitem[];
     owner pg_catalog.oid;
+    grantee pg_catalog.oid;
     item record;
 BEGIN
     FOREACH pair SLICE 1 IN ARRAY ARRAY[
@@ -515,6 +541,17 @@ BEGIN
         SELECT p.proacl, p.proowner INTO acl, owner FROM pg_catalog.pg_proc p
          WHERE p.oid OPERATOR(pg_catalog.=) source::pg_catalog.oid;
         CONTINUE WHEN acl IS NULL;
+        -- The target's grants go first, those default privileges gave it
+        -- included, then it gets the source's.
+        FOR grantee IN
+            SELECT DISTINCT a.grantee
+              FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+             WHERE p.oid OPERATOR(pg_catalog.=) target::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) owner
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', target,
+                                      CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END);
+        END LOOP;
         EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', target);
         FOR item IN
             SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(acl) a
@@ -525,6 +562,19 @@ BEGIN
                                            ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END,
                                       CASE WHEN item.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
         END LOOP;
+        -- Every GRANT in an extension script is recorded as the object's
+        -- initial privileges, which pg_dump leaves out (CREATE EXTENSION
+        -- makes them): the DBA's grants copied here would be lost by a dump
+        -- and restore. The target's initial privileges are the source's,
+        -- the extension's own, so that the DBA's are dumped as changes.
+        DELETE FROM pg_catalog.pg_init_privs i
+         WHERE i.objoid OPERATOR(pg_catalog.=) target::pg_catalog.oid
+           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
+        INSERT INTO pg_catalog.pg_init_privs (objoid, classoid, objsubid, privtype, initprivs)
+        SELECT target::pg_catalog.oid, i.classoid, i.objsubid, i.privtype, i.initprivs
+          FROM pg_catalog.pg_init_privs i
+         WHERE i.objoid OPERATOR(pg_catalog.=) source::pg_catalog.oid
+           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
     END LOOP;
 END
 $acl$;

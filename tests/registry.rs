@@ -517,3 +517,36 @@ fn a_node_refused_by_privileges_names_the_grant_that_lets_it_in() {
         thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Default privileges the installing superuser set for every role it
+/// creates objects as (EXECUTE on functions, everything on tables) give
+/// another role nothing of the registry's: the install takes back what
+/// they granted on its objects, so that role can neither lease a worker id
+/// nor write a lease's ceiling.
+#[test]
+fn the_installers_default_privileges_give_no_role_the_registry() {
+    let mut cluster = Cluster::init(&[]);
+    cluster.start();
+    cluster.sql(
+        "CREATE ROLE app LOGIN;
+         ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO app;
+         ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO app;
+         CREATE EXTENSION snowflake_id;",
+    );
+    let mut cfg = cluster.config();
+    cfg.user("app");
+    let mut app = cfg.connect(postgres::NoTls).unwrap();
+    let got = acquire(&mut app, &A, None, 1_000, None);
+    assert_eq!(got.map(|_| ()).unwrap_err().0, "42501");
+    for denied in [
+        "UPDATE public.snowflake_registry_leases SET ceiling_tick = 0",
+        "SELECT snowflake_nextval_at(now() - interval '1 day')",
+        "SELECT snowflake_id_internal.snowflake_advance_past(1::bigint)",
+    ] {
+        let e = app.batch_execute(denied).map_err(refused).unwrap_err();
+        assert_eq!(e.0, "42501", "{denied}: {e:?}");
+    }
+    // What every role may do stays: the status view, decoding.
+    app.batch_execute("SELECT count(*) FROM public.snowflake_id_status; SELECT public.snowflake_decode(1::bigint)")
+        .unwrap();
+}

@@ -18,6 +18,8 @@ SELECT pg_describe_object(d.classid, d.objid, 0)
        || coalesce(E'\\n' || CASE d.classid
             WHEN 'pg_proc'::regclass THEN
                 pg_get_functiondef(d.objid) || coalesce((SELECT proacl::text FROM pg_proc WHERE oid = d.objid), '')
+                || coalesce(' initial ' || (SELECT initprivs::text FROM pg_init_privs
+                                              WHERE objoid = d.objid AND classoid = d.classid AND objsubid = 0), '')
             WHEN 'pg_class'::regclass THEN
                 coalesce(pg_get_viewdef(d.objid), '')
                 || coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)

@@ -31,3 +31,41 @@ BEGIN
     END IF;
 END
 $writers$;
+
+-- Nothing but what this script grants: what the installing role's ALTER
+-- DEFAULT PRIVILEGES gave other roles on the objects just made goes
+-- (EXECUTE on the registry's SECURITY DEFINER functions and on
+-- snowflake_nextval_at, write access to the registry's tables: a role
+-- with either could lease any worker id or rewrite a ceiling). PUBLIC's
+-- grants are the script's own, and stay.
+DO $defaults$
+DECLARE
+    o record;
+BEGIN
+    FOR o IN
+        SELECT 'FUNCTION'::pg_catalog.text AS kind, p.oid::pg_catalog.regprocedure::pg_catalog.text AS what, a.grantee
+          FROM pg_catalog.pg_depend d
+          JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid
+         CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+         WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+           AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+           AND d.refobjid OPERATOR(pg_catalog.=) (SELECT e.oid FROM pg_catalog.pg_extension e
+                                                   WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)
+           AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+           AND a.grantee OPERATOR(pg_catalog.<>) p.proowner AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+        UNION
+        SELECT 'TABLE'::pg_catalog.text, c.oid::pg_catalog.regclass::pg_catalog.text, a.grantee
+          FROM pg_catalog.pg_depend d
+          JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
+         CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+         WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+           AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+           AND d.refobjid OPERATOR(pg_catalog.=) (SELECT e.oid FROM pg_catalog.pg_extension e
+                                                   WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_id'::pg_catalog.name)
+           AND d.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char"
+           AND a.grantee OPERATOR(pg_catalog.<>) c.relowner AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %I', o.kind, o.what, pg_catalog.pg_get_userbyid(o.grantee));
+    END LOOP;
+END
+$defaults$;
