@@ -1,8 +1,8 @@
 //! The SQL functions one at a time, inside a preloaded server with worker id
-//! 42: what the `#[pg_test]` functions in `src/lib.rs` and `src/wal.rs`
-//! checked through `cargo pgrx test`, the same SQL and the same assertions,
-//! here as a client of a server of the major under test (`SNOWFLAKE_PG_BIN`),
-//! so that the suite needs no second build of the extension per major.
+//! 42, as a client of a server of the major under test (`SNOWFLAKE_PG_BIN`):
+//! what `#[pg_test]` functions inside the library once checked through
+//! `cargo pgrx test`, the same SQL and the same assertions, so that the
+//! suite needs no second build of the extension per major.
 //! Each test has its own cluster (one `#[pg_test]` each had its own
 //! transaction in one server).
 
@@ -113,7 +113,7 @@ fn status_counts_issued_ids() {
     assert!(one::<bool>(&c, "SELECT last_id IS NOT NULL AND durable_mark >= logical_clock FROM snowflake_id_status"));
 }
 
-/// The other half of `src/wal.rs`'s `#[pg_test]` (the version boundaries
+/// The running server's side of the supported versions (the version boundaries
 /// are a unit test in `core/src/minors.rs`): the running server reports a
 /// supported version, and the layout of the synchronous-standby status that
 /// the extension picks from it is the right one. Read as the wrong layout

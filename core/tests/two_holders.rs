@@ -34,7 +34,7 @@
 //!   of its primary's marks, as a synchronous standby has) issues above
 //!   every ID its old primary issued before the promotion;
 //! - invariant 7: an ID's tick is at most `max_drift + lease` (plus a tick
-//!   per restart and 250 ms per clock set right, as in `lease_lifecycle.rs`)
+//!   per restart and 250 ms per clock set right, as in `mark_lifecycle.rs`)
 //!   past the server's *reference*: the highest of its clock readings and of
 //!   the lease floors it entered, moved on with real time. A floor is the
 //!   takeover's part; how far it may be ahead is checked at every grant: at
@@ -470,7 +470,7 @@ impl World {
 
     /// How far past its reference a server may issue: `max_drift + lease`,
     /// plus a tick per restart that took no clock time and 250 ms per clock
-    /// set right while behind (as in `lease_lifecycle.rs`).
+    /// set right while behind (as in `mark_lifecycle.rs`).
     fn allowance(&self) -> i64 {
         self.config.max_drift + MARK_REACH_MS + self.restarts + self.set_rights * MAX_SKEWED_ADVANCE_MS
     }
