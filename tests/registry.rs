@@ -430,11 +430,12 @@ fn quoted(name: &str) -> String {
 /// (a newline, a tab, ESC, C1 controls) are written escaped as
 /// docs/text-forms.md says (`\n`, `\t`, `\u{1b}`, `\u{85}`), so that no
 /// name forges a line of the node's log or a terminal's colours; the rest
-/// of each name is kept, so the WARNING still says which.
+/// of each name is kept, so the WARNING still says which. (The newline is
+/// in the function's name: PostgreSQL 19 refuses one in a role's.)
 #[test]
 fn look_alike_names_in_a_nodes_warning_have_their_control_characters_escaped() {
     let registry = Cluster::registry();
-    let role = "app\nLOG:  forged by a role\t\u{1b}[31m\u{85}";
+    let role = "app\tforged by a role\u{1b}[31m\u{85}";
     let function = "snowflake_registry_x\nWARNING:  forged\t\u{1b}[2J\u{9b}\u{7f}";
     registry.sql(&format!(
         "CREATE ROLE {role} LOGIN;
@@ -459,9 +460,9 @@ fn look_alike_names_in_a_nodes_warning_have_their_control_characters_escaped() {
     };
     for part in [
         r"lets 1 role(s) other than its owner create in it",
-        r#"("app\nLOG:  forged by a role\t\u{1b}[31m\u{85}")"#,
+        r#"("app\tforged by a role\u{1b}[31m\u{85}")"#,
         r#"function public."snowflake_registry_x\nWARNING:  forged\t\u{1b}[2J\u{9b}\u{7f}"(integer)"#,
-        r#", owned by role "app\nLOG:  forged by a role\t\u{1b}[31m\u{85}""#,
+        r#", owned by role "app\tforged by a role\u{1b}[31m\u{85}""#,
     ] {
         assert!(warning.contains(part), "the WARNING does not show {part}:\n{warning}");
     }
@@ -473,7 +474,7 @@ fn look_alike_names_in_a_nodes_warning_have_their_control_characters_escaped() {
     }
     // Nor a line a name forged (indented by that tab: a reader that trims
     // lines would see it).
-    for forged in ["LOG:  forged", "WARNING:  forged"] {
+    for forged in ["WARNING:  forged"] {
         assert!(!log.lines().any(|l| l.trim_start().starts_with(forged)), "a line of the log forged by a name:\n{log}");
     }
 }
