@@ -66,12 +66,13 @@ declare -A ALLOWED=() ALLOWED_WHY=()
 # and they write the lease and history tables the nodes may not touch
 # (sql/install/registry_functions.sql).
 # And "conflicting proc definitions (same names and input datatypes)", which
-# ignores schemas: since 0.7.0 the wrappers in snowflake_id_internal (what
-# nodes call over libpq, convert's callees, the guard's entry points: bound
-# when created, in a schema no other role creates in) have the names and
-# argument types of the functions they call, by design (docs/security.md).
+# ignores schemas: since 0.9.0 the implementations live in
+# snowflake_id_internal (what nodes call over libpq, the guard, convert,
+# the cluster check, the C functions the SQL bodies call), and the
+# extension's schema has entry points of the same names and argument types
+# bound to them, by design (docs/security.md).
 ALLOWED[opr_sanity]='^ *[0-9]+ \| snowflake_registry_(acquire|renew|release|history_of|record_history) *$|^ *[0-9]+ \| snowflake_[a-z_]+ *\| *[0-9]+ \| snowflake_[a-z_]+ *$'
-ALLOWED_WHY[opr_sanity]="lists the registry's SECURITY DEFINER functions snowflake_registry_acquire, _renew, _release, _history_of and _record_history (by design: nodes may only EXECUTE them), and the wrappers in snowflake_id_internal beside the functions of the same names and argument types they call (by design: bound calls in a schema no other role creates in)"
+ALLOWED_WHY[opr_sanity]="lists the registry's SECURITY DEFINER functions snowflake_registry_acquire, _renew, _release, _history_of and _record_history (by design: nodes may only EXECUTE them), and the implementations in snowflake_id_internal beside the entry points of the same names and argument types in the extension's schema (by design: what the extension runs is where no other role creates)"
 # event_trigger lists every event trigger of the database: the extension's
 # one (the logical replication guard's, sql/install/logical.sql) is there with the
 # extension created. That it changes nothing else the suite checks (its
