@@ -27,7 +27,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{check, describe, pg_major, Cluster};
+use common::upgrade::{old_bin_with_the_library, pg_upgrade};
+use common::{check, describe, Cluster};
 use postgres::{Client, NoTls};
 
 /// The role that plants: may create in the extension's schema, nothing more.
@@ -448,10 +449,6 @@ fn update_from_0_7_0_with_look_alikes_planted() {
     update_with_plants("0.7.0");
 }
 
-/// The majors pg_upgrade is tested to, each from the one before it (as in
-/// tests/server_lifecycle.rs, whose doc says why not from 15).
-const UPGRADED_TO: [u32; 2] = [18, 19];
-
 /// pg_upgrade from the major before, both clusters preloading the library:
 /// the old one with the extension, IDs drawn and the plants made; the
 /// upgrade succeeds, the new cluster's extension works with the plants
@@ -489,115 +486,4 @@ fn pg_upgrade_with_look_alikes_planted() {
     works_with_plants(&new, "postgres");
     remove_plants(&new, "postgres", planted);
     draws_above(&new, "postgres", old_max);
-}
-
-/// The bin directory of an installed major, as scripts/pg_servers.sh knows it.
-fn bindir_of(major: u32) -> Option<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg_servers.sh");
-    let out = std::process::Command::new("bash").arg(script).args(["--bindir", &major.to_string()]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The old major's bin directory with the library installed, as
-/// tests/server_lifecycle.rs finds it: `SNOWFLAKE_OLD_PG_BIN` when set
-/// (scripts/test.sh sets it to the major before, installed in this run, or
-/// to nothing when that major is not part of the run), else the installed
-/// one. `None` when the test does not run on this major (a skip) or cannot
-/// run here (a failure, unless skipped by name).
-fn old_bin_with_the_library() -> Option<String> {
-    if !UPGRADED_TO.contains(&pg_major()) {
-        common::not_on_this_major("pg_upgrade is tested to 18 (from 17) and to 19 (from 18)");
-        return None;
-    }
-    let (old, new) = (pg_major() - 1, pg_major());
-    let old_bin = match std::env::var("SNOWFLAKE_OLD_PG_BIN") {
-        Ok(dir) if dir.is_empty() => Err(format!(
-            "PostgreSQL {old} is not part of this run (PG_MAJORS=\"{old} {new}\" bash scripts/test.sh tests both)"
-        )),
-        Ok(dir) => Ok(dir),
-        Err(_) => bindir_of(old).ok_or_else(|| {
-            format!("PostgreSQL {old} is not installed (PG_MAJORS=\"{old} {new}\" bash scripts/pg_servers.sh)")
-        }),
-    };
-    let old_bin = match old_bin {
-        Ok(dir) => dir,
-        Err(why) => {
-            common::cannot_run(&why);
-            return None;
-        }
-    };
-    let pkglibdir = std::process::Command::new(Path::new(&old_bin).join("pg_config")).arg("--pkglibdir").output();
-    let pkglibdir = pkglibdir.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
-    let old_lib = Path::new(&pkglibdir).join("snowflake_id.so");
-    if !old_lib.exists() {
-        common::cannot_run(&format!("the library is not installed into PostgreSQL {old} ({})", old_lib.display()));
-        return None;
-    }
-    Some(old_bin)
-}
-
-/// Runs pg_upgrade from the stopped `old` cluster (of `old_bin`) into the
-/// stopped, fresh `new` one, as the `postgres` user, bounded; panics with
-/// its output and the errors of its logs when it fails.
-fn pg_upgrade(old: &Cluster, old_bin: &str, new: &Cluster) {
-    let (old_data, new_data) = (old.data(), new.data());
-    let (old_port, new_port) = (old.port.to_string(), new.port.to_string());
-    let socket = old.socket_dir().display().to_string();
-    let upgrade = new.tool("pg_upgrade");
-    let args = [
-        "timeout",
-        "600",
-        &upgrade,
-        "-b",
-        old_bin,
-        "-B",
-        common::bin(),
-        "-d",
-        old_data.to_str().unwrap(),
-        "-D",
-        new_data.to_str().unwrap(),
-        "-p",
-        &old_port,
-        "-P",
-        &new_port,
-        "-s",
-        &socket,
-        "-U",
-        "postgres",
-    ];
-    let out = std::process::Command::new("runuser")
-        .args(["-u", "postgres", "--"])
-        .args(args)
-        .current_dir(old.socket_dir())
-        .output()
-        .expect("pg_upgrade");
-    assert!(
-        out.status.success(),
-        "pg_upgrade failed with the plants in place (exit {:?}; 124 is the 10-minute timeout):\n{}\n{}\n\
-         --- the errors in its logs ---\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        upgrade_errors(&new_data)
-    );
-}
-
-/// The errors of pg_upgrade's logs under the new data directory, each with
-/// the statement it reports.
-fn upgrade_errors(new_data: &Path) -> String {
-    let mut text = String::new();
-    let Ok(runs) = std::fs::read_dir(new_data.join("pg_upgrade_output.d")) else { return text };
-    for run in runs.flatten() {
-        for log in std::fs::read_dir(run.path().join("log")).into_iter().flatten().flatten() {
-            let body = std::fs::read_to_string(log.path()).unwrap_or_default();
-            let lines: Vec<&str> = body.lines().collect();
-            for (i, line) in lines.iter().enumerate() {
-                if line.contains("ERROR:") || line.contains("FATAL:") || line.contains("error:") {
-                    let end = (i + 4).min(lines.len());
-                    text += &format!("== {}\n{}\n", log.path().display(), lines[i..end].join("\n"));
-                }
-            }
-        }
-    }
-    text
 }

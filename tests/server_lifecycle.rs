@@ -6,96 +6,17 @@
 
 mod common;
 
-use std::path::Path;
-
+use common::upgrade::{old_bin_with_the_library, pg_upgrade};
 use common::waits::wait_until;
-use common::{check, conninfo, pg_major, Cluster, LOGICAL};
+use common::{check, conninfo, Cluster, LOGICAL};
 
 const PRELOAD: &str = "shared_preload_libraries = 'snowflake_id'";
 const WORKER: &str = "snowflake_id.worker_id = 21";
 /// How long a step of the publisher's upgrade may take to show.
 const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// The majors pg_upgrade is tested to, each from the one before it: the
-/// majors built here from one upstream series (see the upgrade test's doc).
-const UPGRADED_TO: [u32; 2] = [18, 19];
-
 fn fill(cluster: &Cluster, rows: i64) {
     cluster.sql(&format!("INSERT INTO orders (n) SELECT g FROM generate_series(1, {rows}) g"));
-}
-
-/// The errors and last lines of each of pg_upgrade's logs under the new data directory.
-fn upgrade_logs(new_data: &Path) -> String {
-    let mut text = String::new();
-    let Ok(runs) = std::fs::read_dir(new_data.join("pg_upgrade_output.d")) else { return text };
-    for run in runs.flatten() {
-        for log in std::fs::read_dir(run.path().join("log")).into_iter().flatten().flatten() {
-            let body = std::fs::read_to_string(log.path()).unwrap_or_default();
-            // Its errors, then its last lines.
-            let lines: Vec<&str> = body.lines().collect();
-            let errors: Vec<&str> =
-                lines.iter().copied().filter(|l| l.contains("ERROR") || l.contains("FATAL")).collect();
-            let tail = &lines[lines.len().saturating_sub(8)..];
-            text += &format!("== {}\n{}\n...\n{}\n", log.path().display(), errors.join("\n"), tail.join("\n"));
-        }
-    }
-    text
-}
-
-/// The bin directory of an installed major, as scripts/pg_servers.sh knows it.
-fn bindir_of(major: u32) -> Option<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg_servers.sh");
-    let out = std::process::Command::new("bash").arg(script).args(["--bindir", &major.to_string()]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The bin directory of the old major pg_upgrade starts from, the one
-/// before the major under test: `SNOWFLAKE_OLD_PG_BIN` when set
-/// (scripts/test.sh sets it to the old major it installed the library into
-/// in this run, and to nothing when that major is not part of the run, so
-/// that a library left from an earlier run is never what is upgraded), else
-/// the installed one; `Err` says why there is none.
-fn old_bindir() -> Result<String, String> {
-    let (old, new) = (pg_major() - 1, pg_major());
-    match std::env::var("SNOWFLAKE_OLD_PG_BIN") {
-        Ok(dir) if dir.is_empty() => Err(format!(
-            "PostgreSQL {old} is not part of this run (PG_MAJORS=\"{old} {new}\" bash scripts/test.sh tests both)"
-        )),
-        Ok(dir) => Ok(dir),
-        Err(_) => bindir_of(old).ok_or_else(|| {
-            format!("PostgreSQL {old} is not installed (PG_MAJORS=\"{old} {new}\" bash scripts/pg_servers.sh)")
-        }),
-    }
-}
-
-/// The old major's bin directory with the library installed in it, for a
-/// test of pg_upgrade to the major under test; `None` when the test does not
-/// run on this major (recorded as a skip) or cannot run here (a failure,
-/// unless skipped by name).
-fn old_bin_with_the_library() -> Option<String> {
-    if !UPGRADED_TO.contains(&pg_major()) {
-        common::not_on_this_major("pg_upgrade is tested to 18 (from 17) and to 19 (from 18)");
-        return None;
-    }
-    let old_bin = match old_bindir() {
-        Ok(dir) => dir,
-        Err(why) => {
-            common::cannot_run(&why);
-            return None;
-        }
-    };
-    let pkglibdir = std::process::Command::new(Path::new(&old_bin).join("pg_config")).arg("--pkglibdir").output();
-    let pkglibdir = pkglibdir.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
-    let old_lib = Path::new(&pkglibdir).join("snowflake_id.so");
-    if !old_lib.exists() {
-        common::cannot_run(&format!(
-            "the library is not installed into PostgreSQL {} ({})",
-            pg_major() - 1,
-            old_lib.display()
-        ));
-        return None;
-    }
-    Some(old_bin)
 }
 
 /// pg_upgrade from the major before: 17 to 18 (both built here from
@@ -148,53 +69,6 @@ fn pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters() {
     assert_eq!(above, 1_000, "not every ID drawn after the upgrade is above every ID the old cluster returned");
     let version = new.query_text("SELECT extversion FROM pg_extension WHERE extname = 'snowflake_id'");
     assert_eq!(version, env!("CARGO_PKG_VERSION"), "the extension is not at its version after the upgrade");
-}
-
-/// Runs pg_upgrade from the stopped `old` cluster (of `old_bin`) into the
-/// stopped, freshly made `new` one (of the major under test), as the
-/// `postgres` user, bounded; panics with its output and logs when it fails.
-fn pg_upgrade(old: &Cluster, old_bin: &str, new: &Cluster) {
-    let (old_data, new_data) = (old.data(), new.data());
-    let (old_port, new_port) = (old.port.to_string(), new.port.to_string());
-    let socket = old.socket_dir().display().to_string();
-    let upgrade = new.tool("pg_upgrade");
-    let new_bin = common::bin();
-    // Bounded: a hang fails the test instead of stopping the suite.
-    let args = [
-        "timeout",
-        "600",
-        &upgrade,
-        "-b",
-        old_bin,
-        "-B",
-        new_bin,
-        "-d",
-        old_data.to_str().unwrap(),
-        "-D",
-        new_data.to_str().unwrap(),
-        "-p",
-        &old_port,
-        "-P",
-        &new_port,
-        "-s",
-        &socket,
-        "-U",
-        "postgres",
-    ];
-    let out = std::process::Command::new("runuser")
-        .args(["-u", "postgres", "--"])
-        .args(args)
-        .current_dir(old.socket_dir())
-        .output()
-        .expect("pg_upgrade");
-    assert!(
-        out.status.success(),
-        "pg_upgrade failed (exit {:?}; 124 is the 10-minute timeout):\n{}\n{}\n--- its logs ---\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        upgrade_logs(&new_data)
-    );
 }
 
 /// A logical replication publisher upgraded with its subscription's slot.

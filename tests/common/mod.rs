@@ -26,6 +26,7 @@ use postgres::{Client, NoTls};
 
 mod initdb;
 pub mod soak;
+pub mod upgrade;
 pub mod waits;
 
 /// What every logical replication node needs, on top of the preload.
