@@ -110,73 +110,6 @@ CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_logical_peers() RETUR
 CREATE OR REPLACE FUNCTION snowflake_id_internal.snowflake_advance_past(id bigint, force boolean DEFAULT false) RETURNS bigint
     LANGUAGE c STRICT VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'snowflake_advance_past_checked_wrapper';
 
--- Each twin answers whom its public function answers: a DBA's REVOKE on
--- the public function holds for the twin the decoders and views now read.
-DO $acl$
-DECLARE
-    pair pg_catalog.text[];
-    source pg_catalog.regprocedure;
-    target pg_catalog.regprocedure;
-    acl pg_catalog.aclitem[];
-    owner pg_catalog.oid;
-    grantee pg_catalog.oid;
-    item record;
-BEGIN
-    FOREACH pair SLICE 1 IN ARRAY ARRAY[
-        ['@extschema@.snowflake_timestamp(bigint)', 'snowflake_id_internal.snowflake_timestamp(bigint)'],
-        ['@extschema@.snowflake_worker_id(bigint)', 'snowflake_id_internal.snowflake_worker_id(bigint)'],
-        ['@extschema@.snowflake_sequence(bigint)', 'snowflake_id_internal.snowflake_sequence(bigint)'],
-        ['@extschema@.snowflake_timestamp(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_timestamp(bigint, timestamptz, integer, integer)'],
-        ['@extschema@.snowflake_worker_id(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_worker_id(bigint, timestamptz, integer, integer)'],
-        ['@extschema@.snowflake_sequence(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_sequence(bigint, timestamptz, integer, integer)'],
-        ['@extschema@.snowflake_from_timestamp(timestamptz)', 'snowflake_id_internal.snowflake_from_timestamp(timestamptz)'],
-        ['@extschema@.snowflake_id_status()', 'snowflake_id_internal.snowflake_id_status()'],
-        ['@extschema@.snowflake_logical_peers()', 'snowflake_id_internal.snowflake_logical_peers()'],
-        ['@extschema@.snowflake_advance_past(bigint, boolean)', 'snowflake_id_internal.snowflake_advance_past(bigint, boolean)']
-    ]::pg_catalog.text[] LOOP
-        source := pair[1]::pg_catalog.regprocedure;
-        target := pair[2]::pg_catalog.regprocedure;
-        SELECT p.proacl, p.proowner INTO acl, owner FROM pg_catalog.pg_proc p
-         WHERE p.oid OPERATOR(pg_catalog.=) source::pg_catalog.oid;
-        CONTINUE WHEN acl IS NULL;
-        -- The target's grants go first, those default privileges gave it
-        -- included, then it gets the source's.
-        FOR grantee IN
-            SELECT DISTINCT a.grantee
-              FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-             WHERE p.oid OPERATOR(pg_catalog.=) target::pg_catalog.oid AND a.grantee OPERATOR(pg_catalog.<>) owner
-        LOOP
-            EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', target,
-                                      CASE WHEN grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END);
-        END LOOP;
-        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', target);
-        FOR item IN
-            SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(acl) a
-             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' AND a.grantee OPERATOR(pg_catalog.<>) owner
-        LOOP
-            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', target,
-                                      CASE WHEN item.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END,
-                                      CASE WHEN item.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
-        END LOOP;
-        -- Every GRANT in an extension script is recorded as the object's
-        -- initial privileges, which pg_dump leaves out (CREATE EXTENSION
-        -- makes them): the DBA's grants copied here would be lost by a dump
-        -- and restore. The target's initial privileges are the source's,
-        -- the extension's own, so that the DBA's are dumped as changes.
-        DELETE FROM pg_catalog.pg_init_privs i
-         WHERE i.objoid OPERATOR(pg_catalog.=) target::pg_catalog.oid
-           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
-        INSERT INTO pg_catalog.pg_init_privs (objoid, classoid, objsubid, privtype, initprivs)
-        SELECT target::pg_catalog.oid, i.classoid, i.objsubid, i.privtype, i.initprivs
-          FROM pg_catalog.pg_init_privs i
-         WHERE i.objoid OPERATOR(pg_catalog.=) source::pg_catalog.oid
-           AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid;
-    END LOOP;
-END
-$acl$;
-
 -- The decoders call the functions above.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_decode(id bigint) RETURNS snowflake_parts
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -519,6 +452,11 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION snowflake_id_internal.snowflake_registry_record_history(text, integer, bigint, bigint, bigint, bigint, integer) IS
     'snowflake_id registry: records a claim of history slots (past-instant IDs) by the holder of a lease; SQLSTATE SFL01 once it is lost';
+-- Each function that now does the work answers whom the public function
+-- of its name answered: the grants a DBA gave the registry's
+-- implementations (the nodes' roles'), and a REVOKE on a public function
+-- the decoders and views used to read (the status function, an accessor),
+-- hold for its twin here.
 DO $acl$
 DECLARE
     pair pg_catalog.text[];
@@ -530,6 +468,16 @@ DECLARE
     item record;
 BEGIN
     FOREACH pair SLICE 1 IN ARRAY ARRAY[
+        ['@extschema@.snowflake_timestamp(bigint)', 'snowflake_id_internal.snowflake_timestamp(bigint)'],
+        ['@extschema@.snowflake_worker_id(bigint)', 'snowflake_id_internal.snowflake_worker_id(bigint)'],
+        ['@extschema@.snowflake_sequence(bigint)', 'snowflake_id_internal.snowflake_sequence(bigint)'],
+        ['@extschema@.snowflake_timestamp(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_timestamp(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_worker_id(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_worker_id(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_sequence(bigint, timestamptz, integer, integer)', 'snowflake_id_internal.snowflake_sequence(bigint, timestamptz, integer, integer)'],
+        ['@extschema@.snowflake_from_timestamp(timestamptz)', 'snowflake_id_internal.snowflake_from_timestamp(timestamptz)'],
+        ['@extschema@.snowflake_id_status()', 'snowflake_id_internal.snowflake_id_status()'],
+        ['@extschema@.snowflake_logical_peers()', 'snowflake_id_internal.snowflake_logical_peers()'],
+        ['@extschema@.snowflake_advance_past(bigint, boolean)', 'snowflake_id_internal.snowflake_advance_past(bigint, boolean)'],
         ['@extschema@.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_acquire(text, integer, integer, bigint, integer, text, integer, text, bigint, bigint, bigint, bigint)'],
         ['@extschema@.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_renew(text, integer, bigint, bigint, bigint, bigint)'],
         ['@extschema@.snowflake_registry_release(text, integer, bigint, bigint, bigint)', 'snowflake_id_internal.snowflake_registry_release(text, integer, bigint, bigint, bigint)'],
