@@ -19,50 +19,27 @@ use pgrx::pg_sys::{self, Node, NodeTag};
 
 use super::raw;
 use super::twin::may_execute;
-use super::walk::{queue, Todo};
+use super::walk::each_node;
 
 const ACCESSORS: [&CStr; 3] = [c"snowflake_timestamp", c"snowflake_worker_id", c"snowflake_sequence"];
 const INTERNAL: &CStr = c"snowflake_id_internal";
 
 /// Puts the internal twin in place of each public accessor call below
-/// `root` (a query, with its subqueries, or a stored expression).
+/// `root` (a query, with its subqueries, or a stored expression), walked as
+/// [`each_node`] walks (the arbiter of `ON CONFLICT` left as written).
 pub(super) unsafe fn to_internal(root: *mut Node) {
-    if root.is_null() {
-        return;
-    }
     let internal = raw::get_namespace_oid(INTERNAL.as_ptr(), true);
     if internal == pg_sys::InvalidOid {
         return;
     }
-    let mut todo = Todo::new();
-    let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
-    (*todo_ptr).push(root);
-    while let Some(node) = (*todo_ptr).pop() {
-        match (*node).type_ {
-            NodeTag::T_Query => {
-                raw::query_tree_walker(node.cast(), Some(queue), todo_ptr.cast(), 0);
-                continue;
+    each_node(root, |node| {
+        if (*node).type_ == NodeTag::T_FuncExpr {
+            let call: *mut pg_sys::FuncExpr = node.cast();
+            if let Some(twin) = twin_in(internal, (*call).funcid) {
+                (*call).funcid = twin;
             }
-            // The arbiter of ON CONFLICT stays as written: the planner
-            // matches it against unique indexes as the relcache holds them
-            // (not the copies restated here), so a moved arbiter would find
-            // no index and the INSERT would fail.
-            NodeTag::T_OnConflictExpr => {
-                let on_conflict: *mut pg_sys::OnConflictExpr = node.cast();
-                queue((*on_conflict).onConflictSet.cast(), todo_ptr.cast());
-                queue((*on_conflict).onConflictWhere, todo_ptr.cast());
-                continue;
-            }
-            NodeTag::T_FuncExpr => {
-                let call: *mut pg_sys::FuncExpr = node.cast();
-                if let Some(twin) = twin_in(internal, (*call).funcid) {
-                    (*call).funcid = twin;
-                }
-            }
-            _ => {}
         }
-        raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
-    }
+    });
 }
 
 /// The twin in schema `internal` of accessor `funcid`, if `funcid` is one

@@ -50,6 +50,41 @@ impl Todo {
     }
 }
 
+/// Visits every node below `root` (a query: its subqueries, CTEs, sublinks,
+/// function arguments; or an index's or partition key's stored
+/// expression), depth-first from a to-do list, calling `visit` on each
+/// before its children are queued: a query's by `query_tree_walker`, any
+/// other's by `expression_tree_walker`, so the C stack stays flat however
+/// deep the tree. The arbiter of `ON CONFLICT` is never visited: the
+/// planner matches it against unique indexes as the relcache holds them,
+/// not through the copies `stored.rs` restates, so an arbiter the hook
+/// rewrote would find no index and the INSERT would fail.
+#[inline(never)] // its to-do list is gone from the stack before the planner recurses
+pub(super) unsafe fn each_node(root: *mut Node, mut visit: impl FnMut(*mut Node)) {
+    if root.is_null() {
+        return;
+    }
+    let mut todo = Todo::new();
+    let todo_ptr: *mut Todo = ptr::addr_of_mut!(todo);
+    (*todo_ptr).push(root);
+    while let Some(node) = (*todo_ptr).pop() {
+        visit(node);
+        match (*node).type_ {
+            NodeTag::T_Query => {
+                raw::query_tree_walker(node.cast(), Some(queue), todo_ptr.cast(), 0);
+            }
+            NodeTag::T_OnConflictExpr => {
+                let on_conflict: *mut pg_sys::OnConflictExpr = node.cast();
+                queue((*on_conflict).onConflictSet.cast(), todo_ptr.cast());
+                queue((*on_conflict).onConflictWhere, todo_ptr.cast());
+            }
+            _ => {
+                raw::expression_tree_walker(node, Some(queue), todo_ptr.cast());
+            }
+        }
+    }
+}
+
 /// Whether a node can hold no call: constants, columns and parameters (the
 /// bulk of a long `IN` list), join-tree references, placeholders and sort
 /// clauses are never queued.
