@@ -27,7 +27,7 @@ mod common;
 
 use std::path::Path;
 
-use common::upgrade::{old_bin_with_the_library, pg_upgrade};
+use common::upgrade::{carry_state_file, old_bin_with_the_library, pg_upgrade};
 use common::{check, describe, Cluster};
 use postgres::{Client, NoTls};
 
@@ -474,13 +474,7 @@ fn pg_upgrade_with_look_alikes_planted() {
     new.stop_on_drop();
     old.stop_on_drop();
     pg_upgrade(&old, &old_bin, &new);
-    check(
-        "copy snowflake_id.state",
-        common::run_as_postgres(
-            &["cp", "-p", old.data().join("snowflake_id.state").to_str().unwrap(), new.data().to_str().unwrap()],
-            &[],
-        ),
-    );
+    carry_state_file(&old, &new);
     new.start();
     assert_eq!(new.query_i64("SELECT count(*) FROM orders"), 1000);
     works_with_plants(&new, "postgres");

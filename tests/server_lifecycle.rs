@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::upgrade::{old_bin_with_the_library, pg_upgrade};
+use common::upgrade::{carry_state_file, old_bin_with_the_library, pg_upgrade};
 use common::waits::wait_until;
-use common::{check, conninfo, Cluster, LOGICAL};
+use common::{conninfo, Cluster, LOGICAL};
 
 const PRELOAD: &str = "shared_preload_libraries = 'snowflake_id'";
 const WORKER: &str = "snowflake_id.worker_id = 21";
@@ -53,13 +53,7 @@ fn pg_upgrade_to_the_next_major_with_the_library_preloaded_in_both_clusters() {
     // docs/operations.md's steps after pg_upgrade: the old data directory's
     // state file into the new one before its first start (pg_upgrade copies
     // no file of ours), then past the largest stored ID as a backstop.
-    check(
-        "copy snowflake_id.state",
-        common::run_as_postgres(
-            &["cp", "-p", old.data().join("snowflake_id.state").to_str().unwrap(), new.data().to_str().unwrap()],
-            &[],
-        ),
-    );
+    carry_state_file(&old, &new);
     new.start();
     assert_eq!(new.query_i64("SELECT count(*) FROM orders"), 10_000);
     new.sql("SELECT snowflake_advance_past(max(id)) FROM orders");

@@ -133,3 +133,16 @@ fn upgrade_logs(new_data: &Path) -> String {
     }
     text
 }
+
+/// docs/operations.md's step after pg_upgrade: the old data directory's
+/// state file into the new one before its first start (pg_upgrade copies
+/// no file of ours), owner and mode kept.
+pub fn carry_state_file(old: &Cluster, new: &Cluster) {
+    super::check(
+        "copy snowflake_id.state",
+        super::run_as_postgres(
+            &["cp", "-p", old.data().join("snowflake_id.state").to_str().unwrap(), new.data().to_str().unwrap()],
+            &[],
+        ),
+    );
+}
